@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""The two commands of the Quickstart.
+
+    python3 dev.py app    install what is missing, then start the dashboard
+    python3 dev.py test   install what is missing, then run the whole test suite
+
+Standard library only, so it runs on a machine that has nothing but Python 3.11 and pip.
+Packages go into the running interpreter when that is a virtual environment or a Python
+that allows pip installs; otherwise (a Debian/Ubuntu system Python, PEP 668) into
+``.venv`` next to this file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _externally_managed() -> bool:
+    return (Path(sysconfig.get_paths()["stdlib"]) / "EXTERNALLY-MANAGED").exists()
+
+
+def _python() -> str:
+    """The interpreter to install into and run with."""
+    in_venv = sys.prefix != sys.base_prefix
+    if in_venv or not _externally_managed():
+        return sys.executable
+    venv = ROOT / ".venv"
+    py = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not py.exists():
+        print(f"dev.py: this Python does not allow pip installs; creating {venv}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    return str(py)
+
+
+def _missing(py: str, extras: tuple[str, ...]) -> list[str]:
+    """Requirements not satisfied in ``py`` (checked by that interpreter itself)."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(meta["dependencies"])
+    for e in extras:
+        reqs += meta.get("optional-dependencies", {}).get(e, [])
+    probe = r"""
+import json, sys
+from importlib import metadata
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    from pip._vendor.packaging.requirements import Requirement
+missing = []
+for line in json.loads(sys.argv[1]):
+    r = Requirement(line)
+    try:
+        v = metadata.version(r.name)
+    except metadata.PackageNotFoundError:
+        missing.append(line); continue
+    if r.specifier and not r.specifier.contains(v, prereleases=True):
+        missing.append(line)
+try:
+    import evalcore, pathlib
+    if pathlib.Path(evalcore.__file__).resolve().parents[1] != pathlib.Path(sys.argv[2]):
+        missing.append("evalcore (this checkout)")
+except ImportError:
+    missing.append("evalcore (this checkout)")
+print(json.dumps(missing))
+"""
+    import json
+
+    out = subprocess.run([py, "-c", probe, json.dumps(reqs), str(ROOT)], capture_output=True, text=True,
+                         cwd="/")
+    if out.returncode != 0:
+        return ["(could not check)"]
+    return json.loads(out.stdout)
+
+
+def ensure(extras: tuple[str, ...] = ()) -> str:
+    """Install what is missing; return the interpreter to use."""
+    py = _python()
+    missing = _missing(py, extras)
+    if missing:
+        spec = "." + (f"[{','.join(extras)}]" if extras else "")
+        print(f"dev.py: installing {len(missing)} missing requirement(s): {', '.join(missing[:6])}"
+              + (" ..." if len(missing) > 6 else ""), flush=True)
+        subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "-e", spec],
+                       cwd=ROOT, check=True)
+    return py
+
+
+def _ensure_chromium() -> None:
+    """The browser test needs Debian's chromium; install it when we can (root with apt-get)."""
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        print("dev.py: installing Debian's chromium for the browser test", flush=True)
+        subprocess.run(["apt-get", "update"], check=True)
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "chromium"], check=True)
+    else:
+        print("dev.py: chromium is not installed and cannot be installed here (needs root and apt-get); "
+              "the browser test will be skipped", flush=True)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("app", "test"):
+        print(__doc__)
+        return 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "app":
+        py = ensure()
+        args = [py, "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
+        print("dev.py: starting the dashboard; open the URL below and click 'Load the sample data'", flush=True)
+        return subprocess.call(args, cwd=ROOT)
+    py = ensure(("test",))
+    _ensure_chromium()
+    code = subprocess.call([py, "-m", "pytest", *rest], cwd=ROOT)
+    if code == 5:
+        print("dev.py: pytest collected no tests; that is a failure, not a pass", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,160 @@
+"""``evalcore``: headless audits for pipelines.
+
+Every subcommand prints a readable report, or JSON with ``--json``. Any problem with
+the input prints one line on stderr (``evalcore: error: ...``) and exits with status 1;
+a traceback never reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from . import schema
+from .columns import TABLES
+from .errors import DataError, WorkspaceError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not a usage dump
+        sys.stderr.write(f"evalcore: error: {message} (see 'evalcore {self.prog.split()[-1]} --help')\n"
+                         if " " in self.prog else f"evalcore: error: {message} (see 'evalcore --help')\n")
+        raise SystemExit(2)
+
+
+def _mapping(pairs: Sequence[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in pairs or []:
+        if "=" not in p:
+            raise DataError(f"--map expects SOURCE=CANONICAL, got '{p}'",
+                            fix="write e.g. --map annotator=rater --map grade=score")
+        src, dst = p.split("=", 1)
+        out[src.strip()] = dst.strip()
+    return out
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    from .presets import PRESETS
+
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="the data file (or, with a preset, several files or a folder)")
+    p.add_argument("--preset", default="auto", choices=["auto", "none", *PRESETS],
+                   help="a known format (default: detect one; 'none' for a plain table)")
+    p.add_argument("--map", action="append", metavar="SRC=CANONICAL",
+                   help="map a column of the file to a canonical name, e.g. --map annotator=rater")
+    p.add_argument("--table", choices=TABLES, help="force the table kind (default: from the columns)")
+    p.add_argument("--sheet", help="Excel sheet to read when the workbook has several")
+    p.add_argument("--delimiter", help="force the CSV delimiter (default: detected)")
+    p.add_argument("--wide-humans", nargs="+", metavar="COL",
+                   help="wide file: the columns holding each human annotator's scores")
+    p.add_argument("--wide-judges", nargs="+", metavar="COL",
+                   help="wide file: the columns holding each judge's scores")
+    p.add_argument("--judge", action="append", metavar="RATER",
+                   help="file without a rater_kind column: a rater that is an LLM judge (repeatable); "
+                        "by default raters named like models (gpt, llama, judge, ...) are judges")
+
+
+def _load(args: argparse.Namespace):
+    from .ingest import load
+
+    mapping = _mapping(args.map)
+    wide = None
+    if args.wide_humans or args.wide_judges:
+        from . import io
+
+        if len(args.files) != 1:
+            raise DataError("--wide-humans/--wide-judges read one wide file", fix="give a single file")
+        raw = io.read_table(args.files[0], sheet=args.sheet, delimiter=args.delimiter)
+        raters = set(args.wide_humans or []) | set(args.wide_judges or [])
+        value = "winner" if args.table == "comparisons" else "score"
+        wide = schema.WideSpec(id_columns=tuple(c for c in raw.columns if c not in raters),
+                               human_columns=tuple(args.wide_humans or ()), judge_columns=tuple(args.wide_judges or ()),
+                               value=value)
+    preset = None if args.preset in ("none", None) else args.preset
+    if wide is not None:
+        preset = None
+    elif preset == "auto":
+        from .presets import detect_preset
+        from pathlib import Path
+
+        preset = detect_preset([Path(f) for f in args.files])
+    return load(args.files, preset=preset, mapping=mapping, table=args.table, sheet=args.sheet,
+                delimiter=args.delimiter, wide=wide, judge_raters=args.judge)
+
+
+def _print_summary(ing, out=sys.stdout) -> None:
+    s = ing.summary()
+    av = schema.analyses(ing.frame, table=ing.table)
+    w = out.write
+    w(f"{s.table} table from {ing.source}" + (f" (preset {ing.preset})" if ing.preset else "") + "\n")
+    rows = [("rows", f"{s.rows:,}"), ("items", f"{s.items:,}"),
+            ("human raters", f"{s.human_raters} (up to {s.max_humans_per_item} per item)"),
+            ("judges", str(s.judges)), ("criteria", ", ".join(s.criteria) or "-"),
+            ("languages", ", ".join(s.languages) or "-"), ("tasks", ", ".join(s.tasks) or "-")]
+    if s.systems:
+        rows.append(("systems", ", ".join(s.systems)))
+    for k, v in rows:
+        w(f"  {k:<14}{v}\n")
+    w("analyses:\n")
+    for r in av.itertuples():
+        mark = "yes" if r.available else "no "
+        w(f"  [{mark}] {r.analysis:<20} {r.title}" + ("" if r.available else f" -- needs {r.missing}") + "\n")
+    if ing.mapping:
+        w("column mapping: " + ", ".join(f"{k} -> {v}" for k, v in ing.mapping.items() if k != v) + "\n"
+          if any(k != v for k, v in ing.mapping.items()) else "")
+    for n in ing.notes:
+        w(f"note: {n}\n")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    ing = _load(args)
+    if args.json:
+        d = ing.summary().to_dict()
+        d.update({"source": ing.source, "preset": ing.preset, "mapping": ing.mapping, "notes": list(ing.notes)})
+        json.dump(d, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(ing)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    v = sub.add_parser("validate", help="check a file and say which analyses it unlocks",
+                       description="Read a file, map its columns, validate it and print a summary.")
+    _add_input_args(v)
+    v.add_argument("--json", action="store_true", help="print the summary as JSON")
+    v.set_defaults(func=cmd_validate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``evalcore`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (DataError, WorkspaceError) as exc:
+        sys.stderr.write(f"evalcore: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("evalcore: interrupted\n")
+        return 130
+    except MemoryError:
+        sys.stderr.write("evalcore: error: the file does not fit in memory. Fix: convert it to Parquet "
+                         "or split it.\n")
+        return 1
+    except Exception as exc:  # the user must not see a traceback, but must see what broke
+        sys.stderr.write(f"evalcore: error: unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+                         "(this is a bug in evalcore; please report it with the file's first lines)\n")
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,77 @@
+"""The canonical column names of evalcore's two tidy tables.
+
+``ratings`` holds pointwise judgments and ``comparisons`` pairwise ones, one row per
+judgment (the ``task, worker, label`` convention of crowd-kit). Everything else in
+evalcore reads these names; :mod:`evalcore.schema` maps users' columns onto them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RATINGS = "ratings"
+COMPARISONS = "comparisons"
+TABLES = (RATINGS, COMPARISONS)
+
+HUMAN = "human"
+JUDGE = "judge"
+RATER_KINDS = (HUMAN, JUDGE)
+
+WINNERS = ("a", "b", "tie")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One canonical column: its name, whether it is required, its type and meaning."""
+
+    name: str
+    required: bool
+    kind: str  # "id", "text", "number", "score", "bool", "category"
+    meaning: str
+
+
+RATINGS_COLUMNS: tuple[Column, ...] = (
+    Column("item_id", True, "id", "what was judged (one generated text)"),
+    Column("rater", True, "id", "annotator id, or judge configuration id such as gpt-4/score-only"),
+    Column("rater_kind", True, "category", "'human' or 'judge'"),
+    Column("criterion", False, "text", "what was scored, e.g. LA, OCQ, Coherence (default 'overall')"),
+    Column("score", True, "score", "the rating: an ordinal number or a category"),
+    Column("sample", False, "number", "repeat index when one rater judged an item several times"),
+    Column("position", False, "number", "place of this criterion in a multi-criterion prompt"),
+    Column("perplexity", False, "number", "perplexity of the judged text (familiarity bias)"),
+    Column("text", False, "text", "the judged text"),
+    Column("language", False, "text", "segment: language of the item"),
+    Column("task", False, "text", "segment: task of the item"),
+)
+
+COMPARISONS_COLUMNS: tuple[Column, ...] = (
+    Column("item_id", True, "id", "the input shared by both outputs"),
+    Column("system_a", False, "text", "generator of output A (shown first by default); needed for win rates"),
+    Column("system_b", False, "text", "generator of output B; needed for win rates"),
+    Column("rater", True, "id", "annotator id, or judge configuration id"),
+    Column("rater_kind", True, "category", "'human' or 'judge'"),
+    Column("winner", True, "category", "'a', 'b' or 'tie', in terms of content, not position"),
+    Column("swapped", False, "bool", "true when the outputs were shown in swapped order"),
+    Column("prob_a", False, "number", "judge's P('A') under the default prompt"),
+    Column("prob_a_swap_position", False, "number", "judge's P('A') with the outputs' positions swapped"),
+    Column("prob_a_swap_id", False, "number", "judge's P('A') with the option IDs swapped"),
+    Column("score_a", False, "number", "judge's score P of output A"),
+    Column("score_b", False, "number", "judge's score P of output B"),
+    Column("superficial_a", False, "number", "superficial-quality score Q of output A (e.g. length)"),
+    Column("superficial_b", False, "number", "superficial-quality score Q of output B"),
+    Column("subset", False, "text", "segment, e.g. Natural / Adversarial"),
+    Column("language", False, "text", "segment: language of the item"),
+    Column("task", False, "text", "segment: task of the item"),
+)
+
+COLUMNS: dict[str, tuple[Column, ...]] = {RATINGS: RATINGS_COLUMNS, COMPARISONS: COMPARISONS_COLUMNS}
+
+
+def column_names(table: str) -> tuple[str, ...]:
+    """Canonical column names of ``table`` in their documented order."""
+    return tuple(c.name for c in COLUMNS[table])
+
+
+def required_columns(table: str) -> tuple[str, ...]:
+    """Columns a ``table`` cannot do without (``criterion`` defaults to 'overall')."""
+    return tuple(c.name for c in COLUMNS[table] if c.required)

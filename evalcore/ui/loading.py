@@ -1,0 +1,338 @@
+"""The landing page's panels: sample data, upload, column mapping, saved datasets, summary."""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from .. import ingest, io, schema
+from ..columns import COLUMNS, COMPARISONS, RATINGS
+from ..errors import DataError
+from ..presets import PRESETS, detect_preset
+from ..store import NEEDS_MAPPING, READY
+from . import TABLE_LABEL, current_info, datasets, download_csv, guard, set_current, workspace
+
+SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
+_PENDING = "evalcore_pending_id"
+_SEEN = "evalcore_seen_uploads"
+NONE = "(none)"
+
+
+# --------------------------------------------------------------------------- sample
+
+
+def sample_panel() -> None:
+    st.markdown(
+        "Two small synthetic datasets with **known ground truth** (see `sample_data/README.md`): "
+        "multilingual pointwise ratings in the style of Hada et al. (8+ languages, 3 annotators, judges "
+        "with a top-score skew, familiarity and anchoring effects, one judge sampled 5 times), and pairwise "
+        "comparisons with known win rates, judge accuracies, position bias, CalibraEval probabilities and "
+        "superficial-quality scores."
+    )
+    if st.button("Load the sample data", type="primary", icon=":material/play_arrow:", key="load_sample"):
+        with guard("Loading the sample data"), st.spinner("Loading the sample data..."):
+            existing = next((d for d in datasets() if d.name == SAMPLE_NAME and d.status == READY), None)
+            if existing:
+                set_current(existing.id)
+            else:
+                tables = ingest.load_samples()
+                did = workspace().save_dataset(
+                    SAMPLE_NAME, {k: v.frame for k, v in tables.items()}, source="sample_data/",
+                    notes={k: list(v.notes) for k, v in tables.items()})
+                set_current(did)
+            st.session_state.pop(_PENDING, None)
+            st.rerun()
+
+
+# --------------------------------------------------------------------------- upload
+
+
+def _upload_dir(dataset_id: str, files: list[tuple[str, bytes]]) -> list[Path]:
+    """Materialise an upload as files (presets read paths); idempotent per dataset."""
+    base = Path(tempfile.gettempdir()) / "evalcore-uploads" / dataset_id
+    base.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, data in files:
+        p = base / Path(name).name
+        if not p.exists() or p.stat().st_size != len(data):
+            tmp = p.with_suffix(p.suffix + ".part")
+            tmp.write_bytes(data)
+            tmp.replace(p)
+        out.append(p)
+    return out
+
+
+def upload_panel() -> None:
+    st.markdown(
+        "CSV, TSV, JSON Lines, JSON (a list of records), Parquet or Excel; one row per judgment or one "
+        "column per annotator/judge. Known formats are recognised: LLMBar `result.json`, PandaLM (the test "
+        "set with its judges' files, uploaded together), HANNA, crowd-kit `task, worker, label`, and Gao et "
+        f"al.'s `task, worker, human_label, llm_label, generator_1, generator_2`. Limit "
+        f"{io.max_file_bytes() / 2**20:.0f} MB per file (`EVALCORE_MAX_FILE_MB`)."
+    )
+    files = st.file_uploader("Data file(s)", accept_multiple_files=True, key="uploader")
+    if not files:
+        return
+    key = hashlib.sha1(b"".join(f.file_id.encode() if hasattr(f, "file_id") else f.name.encode() for f in files)).hexdigest()
+    seen = st.session_state.setdefault(_SEEN, {})
+    if key in seen:
+        if seen[key].startswith("error:"):
+            st.error(seen[key][6:], icon=":material/error:")
+        return
+    with guard("Reading the upload"):
+        payload = [(f.name, f.getvalue()) for f in files]
+        try:
+            _precheck(payload)
+        except DataError as exc:
+            seen[key] = "error:" + str(exc)
+            st.error(str(exc), icon=":material/error:")
+            return
+        did = workspace().save_upload(payload)
+        seen[key] = did
+        st.session_state[_PENDING] = did
+        st.rerun()
+
+
+def _precheck(payload: list[tuple[str, bytes]]) -> None:
+    """Refuse what cannot be data (too large, empty, binary) before it is stored."""
+    for name, data in payload:
+        if len(data) > io.max_file_bytes():
+            io._check_size(len(data), name, None)
+        fmt = io.sniff_format(data, name)
+        if fmt == "excel":
+            io.excel_sheets(data, name=name)
+    if len(payload) == 1:
+        name, data = payload[0]
+        if io.sniff_format(data, name) != "excel" and detect_preset(_probe_paths(payload)) is None:
+            io.read_table(data, name=name)  # raises for empty, header-only, not-a-list JSON, ...
+
+
+def _probe_paths(payload: list[tuple[str, bytes]]) -> list[Path]:
+    digest = hashlib.sha1(b"".join(d[:4096] for _, d in payload)).hexdigest()[:12]
+    return _upload_dir(f"probe-{digest}", payload)
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+def pending_id() -> str | None:
+    did = st.session_state.get(_PENDING)
+    if did and any(d.id == did and d.status == NEEDS_MAPPING for d in datasets()):
+        return did
+    return None
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _read_raw(dataset_id: str, name: str, data: bytes, sheet: str | None) -> pd.DataFrame:
+    return io.read_table(data, name=name, sheet=sheet)
+
+
+def mapping_panel(dataset_id: str) -> None:
+    ws = workspace()
+    files = ws.upload(dataset_id)
+    paths = _upload_dir(dataset_id, files)
+    label = ", ".join(n for n, _ in files)
+    st.subheader(f"Map the columns of {label}")
+    detected = detect_preset(paths)
+    options = [NONE, *PRESETS]
+    preset = st.selectbox(
+        "Format", options, index=options.index(detected) if detected else 0,
+        format_func=lambda p: "a plain table (map the columns below)" if p == NONE else f"{p}: {PRESETS[p].title}",
+        key=f"preset_{dataset_id}", help="Detected from the file's name and content; change it if it is wrong.")
+    name = st.text_input("Dataset name", value=next(d.name for d in datasets() if d.id == dataset_id),
+                         key=f"name_{dataset_id}")
+    if preset != NONE:
+        st.caption(PRESETS[preset].description)
+        if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:"):
+            with guard("Importing"), st.spinner("Importing..."):
+                ing = ingest.load(paths, preset=preset, names=[n for n, _ in files])
+                _finish(dataset_id, name, ing)
+        _discard_button(dataset_id)
+        return
+    if len(files) > 1:
+        st.error(f"{len(files)} files were uploaded but no format joins them. Fix: choose the format that "
+                 "joins them (e.g. pandalm), or upload one file at a time.", icon=":material/error:")
+        _discard_button(dataset_id)
+        return
+    fname, data = files[0]
+    sheet = None
+    if io.sniff_format(data, fname) == "excel":
+        sheets = io.excel_sheets(data, name=fname)
+        if len(sheets) > 1:
+            st.warning(f"{fname} has {len(sheets)} sheets with data ({', '.join(sheets)}). Choose the one that "
+                       "holds the judgments.", icon=":material/tab:")
+        sheet = st.selectbox("Sheet", sheets, key=f"sheet_{dataset_id}")
+    with guard("Reading the file"):
+        raw = _read_raw(dataset_id, fname, data, sheet)
+        _mapping_form(dataset_id, name, fname, raw)
+    _discard_button(dataset_id)
+
+
+def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> None:
+    with st.expander(f"Preview: {len(raw):,} rows, {raw.shape[1]} columns", expanded=False):
+        st.dataframe(raw.head(50), hide_index=True)
+    cols = [str(c) for c in raw.columns]
+    guess = schema.suggest_mapping(cols)
+    table_guess = schema.detect_table(guess.values())
+    c1, c2 = st.columns(2)
+    table = c1.radio("What the file holds", [RATINGS, COMPARISONS], index=[RATINGS, COMPARISONS].index(table_guess),
+                     format_func=lambda t: TABLE_LABEL[t].capitalize(), key=f"table_{dataset_id}", horizontal=True)
+    guess = schema.suggest_mapping(cols, table=table)
+    wide_guess = schema.suggest_wide(raw, guess)
+    layout = c2.radio("Layout", ["long", "wide"], index=1 if wide_guess else 0, horizontal=True,
+                      key=f"layout_{dataset_id}",
+                      format_func=lambda x: "one row per judgment" if x == "long" else "one column per rater")
+    wide = None
+    if layout == "wide":
+        w1, w2 = st.columns(2)
+        humans = w1.multiselect("Human annotator columns", cols, default=list(wide_guess.human_columns) if wide_guess else [],
+                                key=f"wh_{dataset_id}")
+        judges = w2.multiselect("Judge columns", [c for c in cols if c not in humans],
+                                default=[c for c in (wide_guess.judge_columns if wide_guess else ()) if c not in humans],
+                                key=f"wj_{dataset_id}")
+        wide = schema.WideSpec(id_columns=tuple(c for c in cols if c not in humans and c not in judges),
+                               human_columns=tuple(humans), judge_columns=tuple(judges),
+                               value="winner" if table == COMPARISONS else "score")
+    skip = {"rater", "rater_kind", "score", "winner"} if wide else set()
+    targets = [c for c in COLUMNS[table] if c.name not in skip]
+    st.markdown("**Columns** (auto-detected where the names are obvious; `*` marks required ones)")
+    inverse = {v: k for k, v in guess.items()}
+    mapping: dict[str, str] = {}
+    grid = st.columns(4)
+    for i, col in enumerate(targets):
+        choices = [NONE, *[c for c in cols if not wide or c in wide.id_columns]]
+        default = inverse.get(col.name)
+        pick = grid[i % 4].selectbox(f"{col.name}{' *' if col.required else ''}", choices,
+                                     index=choices.index(default) if default in choices else 0,
+                                     help=col.meaning, key=f"map_{dataset_id}_{table}_{col.name}")
+        if pick != NONE:
+            mapping[pick] = col.name
+    judge_raters = None
+    if not wide and "rater_kind" not in mapping.values() and "rater" in mapping.values():
+        src = next(k for k, v in mapping.items() if v == "rater")
+        raters = sorted(map(str, raw[src].dropna().unique()))[:500]
+        judge_raters = st.multiselect("The file has no rater_kind column: which raters are LLM judges?", raters,
+                                      default=ingest.guess_judges(raters), key=f"jr_{dataset_id}")
+    try:
+        ing = ingest.prepare(raw, file=fname, mapping=mapping, table=table, wide=wide,
+                             judge_raters=judge_raters, auto=False)
+    except DataError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    s = ing.summary()
+    st.success(f"Ready: {s.rows:,} judgments of {s.items:,} items by {s.human_raters} human(s) and "
+               f"{s.judges} judge(s).", icon=":material/check_circle:")
+    for n in ing.notes:
+        st.warning(n, icon=":material/warning:")
+    if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:"):
+        with guard("Importing"):
+            _finish(dataset_id, name, ing)
+
+
+def _finish(dataset_id: str, name: str, ing: ingest.Ingested) -> None:
+    workspace().save_dataset(name, {ing.table: ing.frame}, source=ing.source, preset=ing.preset,
+                             mappings={ing.table: ing.mapping}, notes={ing.table: list(ing.notes)},
+                             dataset_id=dataset_id)
+    set_current(dataset_id)
+    st.session_state.pop(_PENDING, None)
+    st.rerun()
+
+
+def _discard_button(dataset_id: str) -> None:
+    if st.button("Discard this upload", key=f"discard_{dataset_id}", icon=":material/delete:"):
+        workspace().delete(dataset_id)
+        st.session_state.pop(_PENDING, None)
+        st.rerun()
+
+
+# --------------------------------------------------------------------------- saved
+
+
+def saved_panel() -> None:
+    items = datasets()
+    if not items:
+        st.caption("No saved datasets yet. Everything you import is kept here, across refreshes and restarts, "
+                   "until you delete it.")
+        return
+    table = pd.DataFrame([{
+        "name": d.name,
+        "tables": ", ".join(f"{k}: {n:,} rows" for k, n in d.tables.items()) or "(not imported yet)",
+        "status": "ready" if d.status == READY else "needs column mapping",
+        "source": d.source, "updated (UTC)": d.updated.strftime("%Y-%m-%d %H:%M"),
+    } for d in items])
+    st.dataframe(table, hide_index=True)
+    ids = [d.id for d in items]
+    names = {d.id: d.name for d in items}
+    cur = current_info()
+    did = st.selectbox("Dataset", ids, index=ids.index(cur.id) if cur and cur.id in ids else 0,
+                       format_func=names.get, key="saved_choice")
+    info = next(d for d in items if d.id == did)
+    c1, c2, c3 = st.columns([1, 2, 1])
+    if info.status == READY:
+        if c1.button("Open", key="saved_open", icon=":material/folder_open:"):
+            set_current(did)
+            st.rerun()
+    elif c1.button("Continue mapping", key="saved_map", icon=":material/edit:"):
+        st.session_state[_PENDING] = did
+        st.rerun()
+    with c2:
+        new = st.text_input("New name", value=info.name, key=f"rename_{did}", label_visibility="collapsed")
+        if st.button("Rename", key="saved_rename", icon=":material/edit:"):
+            with guard("Renaming"):
+                workspace().rename(did, new)
+                st.rerun()
+    with c3:
+        sure = st.checkbox("I am sure", key=f"sure_{did}")
+        if st.button("Delete", key="saved_delete", disabled=not sure, icon=":material/delete:"):
+            with guard("Deleting"):
+                workspace().delete(did)
+                st.session_state.pop(_PENDING, None)
+                st.rerun()
+
+
+# --------------------------------------------------------------------------- summary
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _summary(dataset_id: str, kind: str, stamp: str, _frame: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
+    return schema.summarize(_frame, table=kind).to_dict(), schema.analyses(_frame, table=kind)
+
+
+def summary_panel() -> None:
+    from . import current_table
+
+    info = current_info()
+    if info is None:
+        return
+    st.header(f"{info.name}")
+    for kind in info.tables:
+        frame = current_table(kind)
+        s, av = _summary(info.id, kind, info.updated.isoformat(), frame)
+        st.subheader(TABLE_LABEL[kind].capitalize())
+        m = st.columns(7)
+        m[0].metric("Rows", f"{s['rows']:,}")
+        m[1].metric("Items", f"{s['items']:,}")
+        m[2].metric("Human raters", s["human_raters"], help=f"Up to {s['max_humans_per_item']} per item")
+        m[3].metric("Judges", s["judges"])
+        m[4].metric("Languages", len(s["languages"]), help=", ".join(s["languages"]) or None)
+        m[5].metric("Criteria", len(s["criteria"]), help=", ".join(s["criteria"]) or None)
+        m[6].metric("Tasks" if kind == RATINGS else "Systems", len(s["tasks"] if kind == RATINGS else s["systems"]),
+                    help=", ".join(s["tasks"] if kind == RATINGS else s["systems"]) or None)
+        st.caption("Criteria: " + (", ".join(s["criteria"]) or "-") + " · Languages: "
+                   + (", ".join(s["languages"]) or "-"))
+        shown = av.assign(status=av["available"].map({True: "available", False: "needs data"}))
+        shown = shown[shown["table"] == kind][["status", "title", "missing"]].rename(
+            columns={"title": "analysis", "missing": "what it would need"})
+        st.markdown("**What this data unlocks**")
+        st.dataframe(shown, hide_index=True)
+        notes = workspace().table_meta(info.id, kind)["notes"]
+        for n in notes:
+            st.caption(f"Note: {n}")
+        with st.expander(f"Browse the {TABLE_LABEL[kind]} ({s['rows']:,} rows)"):
+            st.dataframe(frame.head(1000), hide_index=True)
+            download_csv(frame, file_name=f"{info.name}-{kind}.csv", label=f"Download the {kind} table (CSV)",
+                         key=f"dl_{kind}")
