@@ -84,7 +84,8 @@ def _load(args: argparse.Namespace):
                 delimiter=args.delimiter, wide=wide, judge_raters=args.judge)
 
 
-def _print_summary(ing, out=sys.stdout) -> None:
+def _print_summary(ing, out=None) -> None:
+    out = out or sys.stdout
     s = ing.summary()
     av = schema.analyses(ing.frame, table=ing.table)
     w = out.write

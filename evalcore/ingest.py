@@ -7,14 +7,14 @@ part after reading, so the app can re-map an upload without reading it again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from . import io, schema
+from . import columns, io, schema
 from .errors import DataError
 
 
@@ -92,7 +92,20 @@ def prepare(
                 full.pop(k)
         full.update({k: v for k, v in mapping.items() if v})
     base = raw.copy()
-    base[schema.ROW] = np.arange(len(base)) + int(raw.attrs.get("first_row", 2))
+    base[schema.ROW] = io.row_numbers(raw)
+    notes: tuple[str, ...] = tuple(raw.attrs.get("notes", ()))
+    if not auto:
+        # The mapping is the whole truth: a column named like a canonical one that the
+        # user left unmapped (e.g. set 'score' to "none") must not act as that column.
+        canon = set(columns.column_names(table)) if table else (
+            set(columns.column_names(columns.RATINGS)) | set(columns.column_names(columns.COMPARISONS)))
+        raters = set(wide.human_columns) | set(wide.judge_columns) if wide is not None else set()
+        stray = [c for c in map(str, raw.columns) if c in canon and c not in full and c not in raters]
+        if stray:
+            base = base.drop(columns=stray)
+            if wide is not None:
+                wide = replace(wide, id_columns=tuple(c for c in wide.id_columns if c not in stray))
+            notes += (f"{file}: column(s) {', '.join(repr(c) for c in stray)} were not mapped and were left out.",)
     if wide is None and auto:
         wide = schema.suggest_wide(raw, full)
     if wide is not None:
@@ -101,17 +114,30 @@ def prepare(
             table = "comparisons" if wide.value == "winner" else "ratings"
     else:
         long = schema.apply_mapping(base, full, file=file)
-    notes = tuple(raw.attrs.get("notes", ()))
     if "rater_kind" not in long.columns and "rater" in long.columns:
         raters = [str(r) for r in pd.unique(long["rater"].dropna())]
-        if judge_raters is None and auto:
+        guessed = judge_raters is None and auto
+        if guessed:
             judge_raters = guess_judges(raters)
             notes += (f"{file} has no rater_kind column: {len(judge_raters)} rater(s) whose names look like "
                       f"models were taken as judges ({', '.join(judge_raters[:5]) or 'none'}), the other "
                       f"{len(raters) - len(judge_raters)} as humans.",)
         if judge_raters is not None:
-            judges = set(map(str, judge_raters))
-            long["rater_kind"] = np.where(long["rater"].astype("string").isin(judges), "judge", "human")
+            judges = {str(j).strip() for j in judge_raters}
+            is_judge = long["rater"].astype("string").str.strip().isin(judges).fillna(False).to_numpy()
+            long["rater_kind"] = np.where(is_judge, "judge", "human")
+            named = [r for r in raters if r.strip()]
+            if named and (is_judge.all() or not is_judge.any()):
+                lacking = "human" if is_judge.all() else "judge"
+                raise DataError(
+                    f"there are no {lacking} rows: the file has no rater_kind column and "
+                    + ((f"no rater name looks like an LLM judge ({', '.join(named[:5])})" if guessed
+                        else "no rater was marked as a judge") if lacking == "judge"
+                       else f"every rater was taken as a judge ({', '.join(named[:5])})"),
+                    file=file, column="rater",
+                    fix="say which raters are LLM judges (CLI: --judge RATER, repeatable; app: the judge "
+                        "picker), or add a rater_kind column with 'human' or 'judge' on every row",
+                )
     checked = schema.validate(long, table=table, file=file)
     notes += checked.notes
     return Ingested(table=checked.table, frame=checked.frame, source=file, mapping=full, wide=wide, notes=notes)

@@ -295,6 +295,17 @@ def wide_to_long(
             column=missing[0],
             fix="choose columns from: " + ", ".join(map(str, frame.columns[:12])),
         )
+    made = {"rater", "rater_kind", spec.value}
+    id_targets = {c: (mapping or {}).get(c, c) for c in spec.id_columns}
+    clash = [c for c, t in id_targets.items() if t in made]
+    if clash:
+        c = clash[0]
+        raise DataError(
+            f"the column '{c}' would clash with the '{id_targets[c]}' column made from the annotator and judge "
+            "columns",
+            file=file, column=c,
+            fix="mark it as an annotator or judge column, leave it unmapped, or rename it",
+        )
     overlap = set(spec.human_columns) & set(spec.judge_columns)
     if overlap:
         raise DataError(
@@ -348,7 +359,8 @@ def _norm_words(s: pd.Series, words: Mapping[str, Sequence[str]]) -> pd.Series:
     # Map distinct values only: the column may have millions of rows but a handful of values.
     key = s.astype("string").str.strip().str.lower()
     uniq = pd.Series(pd.unique(key.dropna()))
-    table = {u: lookup.get(u) for u in uniq}
+    # A number read as a float (Excel, Parquet, JSON with gaps) reads '1.0': look up '1'.
+    table = {u: lookup.get(u, lookup.get(re.sub(r"^([+-]?\d+)\.0+$", r"\1", u))) for u in uniq}
     return key.map(table)
 
 
@@ -393,6 +405,7 @@ def _numeric(
 
 
 def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
+    """Notes for text cells that start like a spreadsheet formula or hold HTML markup."""
     notes = []
     for col in frame.columns:
         if col == ROW:
@@ -400,27 +413,32 @@ def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
         s = frame[col]
         if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
             continue
-        text = s.dropna().astype("string")
-        if text.empty:
+        text = s.astype("string")
+        if text.isna().all():
             continue
-        uniq = pd.Series(pd.unique(text))
+        uniq = pd.Series(pd.unique(text.dropna()), dtype="string")
         # A number like "-1" starts with "-" but is not a formula.
         is_num = pd.to_numeric(uniq, errors="coerce").notna()
         formula = uniq[uniq.str.match(_FORMULA).fillna(False) & ~is_num]
         html = uniq[uniq.str.contains(_HTML).fillna(False)]
-        if len(formula):
-            n = int(text.isin(formula).sum())
-            notes.append(
-                f"{file}: column '{col}' has {n} cell(s) that start like a spreadsheet formula "
-                f"(e.g. '{str(formula.iloc[0])[:30]}'). They are kept as plain text, and CSV downloads "
-                "prefix them with ' so that Excel or Sheets will not run them."
-            )
-        if len(html):
-            n = int(text.isin(html).sum())
-            notes.append(
-                f"{file}: column '{col}' has {n} cell(s) holding HTML markup "
-                f"(e.g. '{str(html.iloc[0])[:30]}'). They are shown as plain text and never rendered."
-            )
+        for found, what in ((formula, "formula"), (html, "html")):
+            if not len(found):
+                continue
+            hit = text.isin(found).fillna(False)
+            n = int(hit.sum())
+            row = _row_of(frame, hit)
+            example = str(found.iloc[0])[:30]
+            if what == "formula":
+                notes.append(
+                    f"{file}, column '{col}': {n} cell(s) start like a spreadsheet formula (first at row "
+                    f"{row}: '{example}'). They are kept as plain text, and CSV downloads prefix them with ' "
+                    "so that Excel or Sheets will not run them."
+                )
+            else:
+                notes.append(
+                    f"{file}, column '{col}': {n} cell(s) hold HTML markup (first at row {row}: "
+                    f"'{example}'). They are shown as plain text and never rendered."
+                )
     return notes
 
 
@@ -595,8 +613,13 @@ def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the 
 
     dup = df.duplicated(subset=key, keep=False)
     if dup.any():
-        rows = df.loc[dup, ROW].head(2).tolist()
+        # The first duplicated row and the first other row with the same key (not just the
+        # next duplicated row, which may belong to another judgment).
         first = df.loc[dup].iloc[0]
+        same = dup.copy()
+        for k in key:
+            same &= (df[k] == first[k]).fillna(False) if pd.notna(first[k]) else df[k].isna()
+        rows = df.loc[same, ROW].head(2).tolist()
         what = ", ".join(f"{k}={first[k]}" for k in key if k in ("item_id", "rater", "criterion", "sample", "swapped"))
         raise DataError(
             f"rows {rows[0]} and {rows[1]} are the same judgment ({what})"
@@ -615,7 +638,7 @@ def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the 
             + ", or check that rater_kind is mapped to the right column",
         )
 
-    notes.extend(_text_warnings(df.drop(columns=[c for c in ("item_id", "rater") if c in df]), file=file))
+    notes.extend(_text_warnings(df, file=file))
     df = df.drop(columns=[ROW]).reset_index(drop=True)
     order = [c for c in column_names(table) if c in df.columns]
     df = df[order + [c for c in df.columns if c not in order]]
@@ -637,6 +660,11 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
         risky = text.str.match(_FORMULA).fillna(False) & pd.to_numeric(text, errors="coerce").isna()
         if risky.any():
             out[col] = text.where(~risky, "'" + text)
+    # Column names become the header row: neutralise them the same way.
+    names = [str(c) for c in out.columns]
+    if any(_FORMULA.match(n) and pd.isna(pd.to_numeric(n, errors="coerce")) for n in names):
+        out.columns = ["'" + n if _FORMULA.match(n) and pd.isna(pd.to_numeric(n, errors="coerce")) else n
+                       for n in names]
     return out
 
 

@@ -18,7 +18,8 @@ from . import TABLE_LABEL, current_info, datasets, download_csv, guard, set_curr
 
 SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
 _PENDING = "evalcore_pending_id"
-_SEEN = "evalcore_seen_uploads"
+_GEN = "evalcore_uploader_generation"
+_ERR = "evalcore_upload_error"
 NONE = "(none)"
 
 
@@ -72,29 +73,32 @@ def upload_panel() -> None:
         "column per annotator/judge. Known formats are recognised: LLMBar `result.json`, PandaLM (the test "
         "set with its judges' files, uploaded together), HANNA, crowd-kit `task, worker, label`, and Gao et "
         f"al.'s `task, worker, human_label, llm_label, generator_1, generator_2`. Limit "
-        f"{io.max_file_bytes() / 2**20:.0f} MB per file (`EVALCORE_MAX_FILE_MB`)."
+        f"{io.format_size(io.max_file_bytes())} per file (`EVALCORE_MAX_FILE_MB`)."
     )
-    files = st.file_uploader("Data file(s)", accept_multiple_files=True, key="uploader")
+    # A fresh uploader after each processed upload, so that the next file is not
+    # combined with the previous one; the last error stays on screen until then.
+    gen = st.session_state.setdefault(_GEN, 0)
+    files = st.file_uploader("Data file(s)", accept_multiple_files=True, key=f"uploader_{gen}",
+                             help="Several files at once only for a format that joins them (PandaLM).")
+    if st.session_state.get(_ERR):
+        st.error(st.session_state[_ERR], icon=":material/error:")
     if not files:
         return
-    key = hashlib.sha1(b"".join(f.file_id.encode() if hasattr(f, "file_id") else f.name.encode() for f in files)).hexdigest()
-    seen = st.session_state.setdefault(_SEEN, {})
-    if key in seen:
-        if seen[key].startswith("error:"):
-            st.error(seen[key][6:], icon=":material/error:")
-        return
-    with guard("Reading the upload"):
-        payload = [(f.name, f.getvalue()) for f in files]
-        try:
-            _precheck(payload)
-        except DataError as exc:
-            seen[key] = "error:" + str(exc)
-            st.error(str(exc), icon=":material/error:")
-            return
+    st.session_state[_GEN] = gen + 1
+    st.session_state.pop(_ERR, None)
+    payload = [(f.name, f.getvalue()) for f in files]
+    try:
+        _precheck(payload)
         did = workspace().save_upload(payload)
-        seen[key] = did
-        st.session_state[_PENDING] = did
+    except DataError as exc:
+        st.session_state[_ERR] = str(exc)
         st.rerun()
+    except Exception as exc:  # a bug must not show a traceback
+        st.session_state[_ERR] = (f"Reading the upload failed unexpectedly ({type(exc).__name__}). This is a bug "
+                                  "in evalcore; nothing was stored.")
+        st.rerun()
+    st.session_state[_PENDING] = did
+    st.rerun()
 
 
 def _precheck(payload: list[tuple[str, bytes]]) -> None:
@@ -165,7 +169,11 @@ def mapping_panel(dataset_id: str) -> None:
         if len(sheets) > 1:
             st.warning(f"{fname} has {len(sheets)} sheets with data ({', '.join(sheets)}). Choose the one that "
                        "holds the judgments.", icon=":material/tab:")
-        sheet = st.selectbox("Sheet", sheets, key=f"sheet_{dataset_id}")
+        sheet = st.selectbox("Sheet", sheets, index=0 if len(sheets) == 1 else None, key=f"sheet_{dataset_id}",
+                             placeholder="Choose a sheet")
+        if sheet is None:
+            _discard_button(dataset_id)
+            return
     with guard("Reading the file"):
         raw = _read_raw(dataset_id, fname, data, sheet)
         _mapping_form(dataset_id, name, fname, raw)
@@ -174,7 +182,9 @@ def mapping_panel(dataset_id: str) -> None:
 
 def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> None:
     with st.expander(f"Preview: {len(raw):,} rows, {raw.shape[1]} columns", expanded=False):
-        st.dataframe(raw.head(50), hide_index=True)
+        preview = raw.head(50).copy()
+        preview.attrs = {}  # read_table's metadata is not for display
+        st.dataframe(preview, hide_index=True)
     cols = [str(c) for c in raw.columns]
     guess = schema.suggest_mapping(cols)
     table_guess = schema.detect_table(guess.values())
@@ -324,11 +334,13 @@ def summary_panel() -> None:
                     help=", ".join(s["tasks"] if kind == RATINGS else s["systems"]) or None)
         st.caption("Criteria: " + (", ".join(s["criteria"]) or "-") + " · Languages: "
                    + (", ".join(s["languages"]) or "-"))
-        shown = av.assign(status=av["available"].map({True: "available", False: "needs data"}))
-        shown = shown[shown["table"] == kind][["status", "title", "missing"]].rename(
-            columns={"title": "analysis", "missing": "what it would need"})
+        shown = av[av["table"] == kind][["available", "title", "missing"]]
         st.markdown("**What this data unlocks**")
-        st.dataframe(shown, hide_index=True)
+        st.dataframe(shown, hide_index=True, column_config={
+            "available": st.column_config.CheckboxColumn("available", width="small"),
+            "title": st.column_config.TextColumn("analysis", width="large"),
+            "missing": st.column_config.TextColumn("what it would need", width="large"),
+        })
         notes = workspace().table_meta(info.id, kind)["notes"]
         for n in notes:
             st.caption(f"Note: {n}")

@@ -1,0 +1,184 @@
+"""Browser smoke test: the real server in headless Chromium, like a user.
+
+Starts ``streamlit run app.py`` on a free localhost port with a fresh workspace, loads the
+sample data with one click, opens every page (the landing page and every file in
+``pages/``), and fails on any element with ``data-testid="stException"``. It also uploads a
+file through the browser, restarts the server, and checks the upload is still there.
+
+Chromium is Debian's (``/usr/bin/chromium``) driven by Playwright through
+``executable_path``: Playwright cannot download its own browser here. Screenshots go to
+``tests/_artifacts/screenshots/`` for a human to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "tests" / "_artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+]
+DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe:
+        return exe
+    if os.environ.get("EVALCORE_REQUIRE_BROWSER"):
+        pytest.fail("Debian's chromium is not installed; .ci/run installs it (apt-get install chromium)")
+    pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, workspace: Path, log: Path) -> None:
+        self.workspace, self.log = workspace, log
+        self.port = _free_port()
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "Server":
+        env = dict(os.environ, EVALCORE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(self.port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError("streamlit did not start; log:\n" + self.log.read_text()[-3000:])
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def _page_paths() -> list[str]:
+    """URL paths of every page: '' for app.py and one per file in pages/ (Streamlit's naming)."""
+    paths = [""]
+    for f in sorted((ROOT / "pages").glob("*.py")):
+        paths.append(re.sub(r"^[0-9]+[_ -]*", "", f.stem))
+    return paths
+
+
+def _settle(page, timeout: float = 90_000) -> None:
+    page.wait_for_selector(DONE, timeout=timeout)
+    page.wait_for_timeout(300)
+    page.wait_for_selector(DONE, timeout=timeout)
+
+
+def _exceptions(page) -> list[str]:
+    return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_path):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ws = tmp_path / "workspace.duckdb"
+    server = Server(ws, tmp_path / "streamlit.log").start()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(server.url, wait_until="domcontentloaded")
+        _settle(page)
+        page.get_by_role("button", name="Load the sample data").click()
+        page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
+        _settle(page)
+        assert not _exceptions(page)
+        assert page.get_by_text("What this data unlocks").first.is_visible()
+        page.screenshot(path=str(SHOTS / "home_sample.png"), full_page=True)
+
+        for path in _page_paths():
+            page.goto(f"{server.url}/{path}", wait_until="domcontentloaded")
+            _settle(page)
+            errors = _exceptions(page)
+            page.screenshot(path=str(SHOTS / f"page_{path or 'home'}.png"), full_page=True)
+            assert not errors, f"page /{path} shows an exception: {errors}"
+            # The shared sidebar shows the current dataset on every page.
+            assert page.locator('[data-testid="stSidebar"]').get_by_text("Current dataset").is_visible()
+
+        # Upload through the browser, map, import.
+        page.goto(server.url, wait_until="domcontentloaded")
+        _settle(page)
+        page.get_by_role("tab", name=re.compile("Upload a file")).click()
+        csv = tmp_path / "my_judgments.csv"
+        csv.write_text("item,annotator,criterion,score\n1,ann1,LA,2\n1,ann2,LA,1\n1,gpt-4,LA,2\n"
+                       "2,ann1,LA,2\n2,ann2,LA,2\n2,gpt-4,LA,2\n")
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+        page.get_by_text("Map the columns of my_judgments.csv").wait_for(timeout=60_000)
+        _settle(page)
+        page.screenshot(path=str(SHOTS / "home_mapping.png"), full_page=True)
+        page.get_by_role("button", name="Import").click()
+        page.get_by_role("heading", name="my_judgments").wait_for(timeout=60_000)
+        _settle(page)
+        assert not _exceptions(page)
+
+        # A bad file gets one message, not a traceback.
+        bad = tmp_path / "picture.csv"
+        bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+        page.get_by_role("tab", name=re.compile("Upload a file")).click()
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(bad))
+        page.get_by_text("looks like a PNG image").wait_for(timeout=60_000)
+        assert not _exceptions(page)
+        page.screenshot(path=str(SHOTS / "home_bad_file.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()
+
+    # Restart the server on the same workspace: both datasets are still there.
+    server = Server(ws, tmp_path / "streamlit2.log").start()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(server.url, wait_until="domcontentloaded")
+        _settle(page)
+        page.get_by_role("tab", name=re.compile("Saved datasets")).click()
+        assert page.get_by_text("my_judgments", exact=True).first.is_visible() or page.get_by_text("my_judgments").count()
+        assert page.get_by_text("Saved datasets (2)").count() == 1
+        assert not _exceptions(page)
+        page.screenshot(path=str(SHOTS / "home_after_restart.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()
