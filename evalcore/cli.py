@@ -51,7 +51,7 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    help="wide file: the columns holding each human annotator's scores")
     p.add_argument("--wide-judges", nargs="+", metavar="COL",
                    help="wide file: the columns holding each judge's scores")
-    p.add_argument("--judge", action="append", metavar="RATER",
+    p.add_argument("--judge-rater", action="append", metavar="RATER",
                    help="file without a rater_kind column: a rater that is an LLM judge (repeatable); "
                         "by default raters named like models (gpt, llama, judge, ...) are judges")
 
@@ -81,7 +81,7 @@ def _load(args: argparse.Namespace):
 
         preset = detect_preset([Path(f) for f in args.files])
     return load(args.files, preset=preset, mapping=mapping, table=args.table, sheet=args.sheet,
-                delimiter=args.delimiter, wide=wide, judge_raters=args.judge)
+                delimiter=args.delimiter, wide=wide, judge_raters=args.judge_rater)
 
 
 def _print_summary(ing, out=None) -> None:
@@ -121,6 +121,56 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _records(frame) -> list[dict]:
+    """JSON-ready records: NaN becomes null, numpy scalars become Python ones."""
+    import math
+
+    out = []
+    for rec in frame.to_dict(orient="records"):
+        clean = {}
+        for k, v in rec.items():
+            if hasattr(v, "item"):
+                v = v.item()
+            if isinstance(v, float) and math.isnan(v):
+                v = None
+            clean[k] = v
+        out.append(clean)
+    return out
+
+
+def _ratings(args: argparse.Namespace):
+    ing = _load(args)
+    if ing.table != "ratings":
+        raise DataError(f"this command needs pointwise ratings, but {ing.source} holds pairwise comparisons",
+                        fix="give a ratings file (item_id, rater, rater_kind, criterion, score)")
+    return ing
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from .agreement import agreement, prepare
+
+    ing = _ratings(args)
+    units = prepare(ing.frame)
+    by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.segments.columns]
+    if by == ["none"]:
+        by = []
+    table = agreement(units, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed, level=args.level)
+    if args.json:
+        json.dump(_records(table), sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    shown = table.copy()
+    shown["judge"] = shown["judge"].fillna("(humans)")
+    for c in ("estimate", "ci_low", "ci_high"):
+        shown[c] = shown[c].map(lambda v: "" if v != v else f"{v:.3f}")
+    shown["estimate"] = [e if e else "not defined" for e in shown["estimate"]]
+    shown["flagged"] = shown["flagged"].map({True: "LOW", False: ""})
+    sys.stdout.write(f"agreement of {ing.source}, grouped by {', '.join(by) or 'nothing'}; "
+                     f"{args.boot} bootstrap resamples (seed {args.seed})\n")
+    sys.stdout.write(shown.to_string(index=False) + "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -129,6 +179,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_args(v)
     v.add_argument("--json", action="store_true", help="print the summary as JSON")
     v.set_defaults(func=cmd_validate)
+
+    a = sub.add_parser("agreement", help="agreement among humans and of each judge with humans",
+                       description="Percent agreement, Fleiss' kappa, Gwet's AC1, PABAK, Krippendorff's alpha among "
+                                   "humans; PA, Cohen's kappa, weighted F1, Kendall's tau and Spearman's rho of each "
+                                   "judge against humans; 95%% bootstrap intervals over items.")
+    _add_input_args(a)
+    a.add_argument("--by", nargs="+", metavar="COL",
+                   help="group by these columns (default: language and criterion; 'none' for no grouping)")
+    a.add_argument("--judge", action="append", metavar="NAME", help="compare only this judge (repeatable)")
+    a.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap resamples (0: no intervals)")
+    a.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    a.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
+    a.add_argument("--json", action="store_true", help="print tidy JSON records")
+    a.set_defaults(func=cmd_agreement)
     return parser
 
 
@@ -144,6 +208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DataError, WorkspaceError) as exc:
         sys.stderr.write(f"evalcore: error: {exc}\n")
         return 1
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         sys.stderr.write("evalcore: interrupted\n")
         return 130

@@ -135,7 +135,7 @@ def prepare(
                         else "no rater was marked as a judge") if lacking == "judge"
                        else f"every rater was taken as a judge ({', '.join(named[:5])})"),
                     file=file, column="rater",
-                    fix="say which raters are LLM judges (CLI: --judge RATER, repeatable; app: the judge "
+                    fix="say which raters are LLM judges (CLI: --judge-rater RATER, repeatable; app: the judge "
                         "picker), or add a rater_kind column with 'human' or 'judge' on every row",
                 )
     checked = schema.validate(long, table=table, file=file)

@@ -42,7 +42,8 @@ ROW = "__row__"  # spreadsheet row number of each record, kept through reshaping
 # punctuation to "_"). Only unambiguous synonyms: anything doubtful is left for the user.
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "item_id": ("item_id", "item", "id", "task", "task_id", "example_id", "sample_id", "question_id",
-                "prompt_id", "doc_id", "instance_id", "idx", "uid"),
+                "prompt_id", "doc_id", "doc", "document", "document_id", "instance_id", "idx", "uid", "story_id",
+                "text_id", "segment_id", "conversation_id", "dialogue_id"),
     "rater": ("rater", "worker", "annotator", "annotator_id", "worker_id", "rater_id", "judge",
               "evaluator", "grader", "labeler", "labeller", "model", "judge_model"),
     "rater_kind": ("rater_kind", "rater_type", "kind", "source", "annotator_type", "worker_type",

@@ -11,10 +11,15 @@ Guarantees:
 - **Durable.** Data lives in a file outside the repository (``EVALCORE_WORKSPACE``,
   default ``$XDG_DATA_HOME/evalcore/workspace.duckdb``), so it survives a browser refresh
   and a server restart.
-- **Safe under concurrency.** Connections are opened per operation and closed at once,
-  so the file is locked only briefly; writers in one process take a lock, and a
-  writer in another process that finds the file locked retries for a while before
-  giving up with a clear :class:`~evalcore.errors.WorkspaceError`.
+- **Safe under concurrency.** The file is opened for the duration of an operation and
+  closed as soon as no operation of this process needs it, so it is locked only briefly
+  (sessions of one server share the open handle, each with its own cursor). Writers in
+  one process take a lock; reads see one consistent snapshot; a process that finds the
+  file locked by another retries for ``lock_timeout`` seconds before giving up with a
+  clear :class:`~evalcore.errors.WorkspaceError`. Database failures never surface as raw
+  duckdb exceptions.
+- **Faithful.** Tables come back with the values and column types they were saved with
+  (text as pandas ``string``); untyped object columns are given a definite type first.
 
 An *upload* is kept as the raw bytes of the user's file until its column mapping is
 confirmed, so a refresh in the middle of mapping loses nothing. A *dataset* then holds
@@ -27,6 +32,7 @@ import contextlib
 import io as _io
 import json
 import os
+import random
 import re
 import threading
 import time
@@ -73,7 +79,10 @@ def default_path() -> Path:
     if env:
         p = Path(env).expanduser()
         return p / "workspace.duckdb" if (p.is_dir() or not p.suffix) else p
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    # The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored (it would
+    # otherwise put the workspace under the current folder, e.g. inside the repository).
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
     return base / "evalcore" / "workspace.duckdb"
 
 
@@ -99,6 +108,59 @@ class DatasetInfo:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)  # stored as naive UTC: TIMESTAMPTZ needs pytz
+
+
+class _Shared:
+    """The database handle this process has open on one workspace file, if any."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.con: Any = None
+        self.users = 0
+
+
+_SHARED: dict[str, _Shared] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _forget_handles_after_fork() -> None:
+    # A forked child must not use (or wait on locks held for) the parent's open handles.
+    global _SHARED_LOCK, _LOCK
+    _SHARED.clear()
+    _SHARED_LOCK = threading.Lock()
+    _LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_handles_after_fork)
+
+
+def _shared(path: Path) -> _Shared:
+    key = os.path.abspath(path)
+    with _SHARED_LOCK:
+        return _SHARED.setdefault(key, _Shared())
+
+
+def _is_lock_conflict(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "could not set lock" in text or "conflicting lock" in text
+
+
+def _json(value: Any) -> str:
+    """JSON text of a mapping/result; numpy scalars and arrays become plain numbers and lists."""
+    return json.dumps(value, default=_json_default, ensure_ascii=False)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalars/arrays, pandas arrays
+        return value.tolist()
+    if isinstance(value, (datetime, pd.Timestamp)):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return str(value)
 
 
 def _table_name(dataset_id: str, kind: str) -> str:
@@ -128,54 +190,142 @@ class Workspace:
                 f"The workspace folder {self.path.parent} cannot be created ({exc.strerror}). "
                 "Fix: set EVALCORE_WORKSPACE to a writable folder."
             ) from None
+        if self.path.is_dir():
+            raise WorkspaceError(
+                f"The workspace {self.path} is a folder, not a database file. "
+                "Fix: set EVALCORE_WORKSPACE to a file path such as ~/evalcore/workspace.duckdb."
+            )
+        import duckdb
+
+        # Create the tables once; concurrent sessions of this process serialise on _LOCK,
+        # and the check avoids a write (and a lock wait) when the workspace already exists.
         with self._connect() as con:
-            for ddl in _DDL:
-                con.execute(ddl)
-            con.execute("INSERT OR IGNORE INTO settings VALUES ('schema_version', ?)", [str(_SCHEMA_VERSION)])
+            try:
+                ready = con.execute("SELECT 1 FROM settings WHERE key = 'schema_version'").fetchone()
+            except duckdb.CatalogException:
+                ready = None
+        if not ready:
+            with self._transaction() as con:
+                for ddl in _DDL:
+                    con.execute(ddl)
+                con.execute("INSERT OR IGNORE INTO settings VALUES ('schema_version', ?)", [str(_SCHEMA_VERSION)])
 
     # -- connections -------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[Any]:
+        """A connection for one operation; waits while another process holds the file.
+
+        DuckDB lets one process at a time open a file. Within this process, all
+        operations in flight share one database handle (each gets its own cursor) and the
+        handle is closed as soon as the last of them ends, releasing the file for other
+        processes. Opening and closing are serialised per file: DuckDB fails when one
+        thread opens the file while another is still closing it.
+        Database errors raised while the connection is in use become
+        :class:`~evalcore.errors.WorkspaceError` (never a raw duckdb exception).
+        """
+        import duckdb
+
+        shared = _shared(self.path)
+        with shared.lock:
+            if shared.con is None:
+                shared.con = self._open()
+            try:
+                con = shared.con.cursor()
+            except duckdb.Error as exc:
+                if shared.users == 0:
+                    with contextlib.suppress(Exception):
+                        shared.con.close()
+                    shared.con = None
+                raise self._error(exc) from None
+            shared.users += 1
+        try:
+            yield con
+        except duckdb.Error as exc:
+            raise self._error(exc) from exc
+        finally:
+            with shared.lock:
+                shared.users -= 1
+                with contextlib.suppress(Exception):
+                    con.close()
+                if shared.users == 0 and shared.con is not None:
+                    # Closing checkpoints the write-ahead log into the file and releases the
+                    # lock; a failed checkpoint loses nothing (the log is replayed on open).
+                    with contextlib.suppress(Exception):
+                        shared.con.close()
+                    shared.con = None
+
+    def _error(self, exc: Exception) -> WorkspaceError:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return WorkspaceError(
+            f"The workspace {self.path} could not be used ({first}). Nothing was changed by "
+            "this step. Fix: try again; if it keeps failing, check free disk space or move the "
+            "file aside to start a new workspace."
+        )
+
+    def _open(self) -> Any:
         import duckdb
 
         deadline = time.monotonic() + self.lock_timeout
-        delay = 0.02
+        delay = 0.01
         while True:
             try:
-                con = duckdb.connect(str(self.path))
-                break
-            except duckdb.IOException as exc:
-                # Another process holds the file lock: wait for it rather than fail.
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise WorkspaceError(
-                        f"The workspace {self.path} cannot be opened: {str(exc).splitlines()[0]}. "
-                        "Fix: close other evalcore processes using it, or set EVALCORE_WORKSPACE to "
-                        "another file."
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.5)
+                return duckdb.connect(str(self.path))
             except duckdb.Error as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if _is_lock_conflict(exc):
+                    # Another process holds the file lock: wait for it rather than fail.
+                    if time.monotonic() < deadline:
+                        time.sleep(delay * (0.5 + random.random()))  # jitter: no lock-step retries
+                        delay = min(delay * 1.5, 0.2)
+                        continue
+                    pid = re.search(r"PID (\d+)", str(exc))
+                    raise WorkspaceError(
+                        f"The workspace {self.path} is in use by another program"
+                        f"{f' (process {pid.group(1)})' if pid else ''} and was still locked after "
+                        f"{self.lock_timeout:g} s. Fix: wait for it to finish and try again, close other "
+                        "evalcore processes using this workspace, or set EVALCORE_WORKSPACE to another file."
+                    ) from None
+                low = first.lower()
+                if any(w in low for w in ("not a valid duckdb", "invalid", "corrupt", "serializ", "checksum")):
+                    raise WorkspaceError(
+                        f"The workspace {self.path} is not a readable evalcore workspace ({first}). "
+                        f"Fix: move or rename the file (e.g. to {self.path.name}.broken) to start a new "
+                        "workspace, or set EVALCORE_WORKSPACE to another file."
+                    ) from None
                 raise WorkspaceError(
-                    f"The workspace {self.path} cannot be opened ({str(exc).splitlines()[0]}). "
-                    "Fix: move the file aside to start a new workspace, or set EVALCORE_WORKSPACE."
+                    f"The workspace {self.path} cannot be opened ({first}). Fix: check that the file "
+                    "and its folder are readable and writable, or set EVALCORE_WORKSPACE to another file."
                 ) from None
-        try:
-            yield con
-        finally:
-            con.close()
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Any]:
+        """A write transaction: all or nothing, one writer per process at a time."""
         with _LOCK, self._connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
             except BaseException:
-                con.execute("ROLLBACK")
+                with contextlib.suppress(Exception):
+                    con.execute("ROLLBACK")
                 raise
             else:
                 con.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[Any]:
+        """A read-only transaction: several queries see one consistent state.
+
+        Without it, a dataset deleted by another session between two queries would show
+        up half (listed without tables, or with a table that no longer exists).
+        """
+        with self._connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            finally:
+                with contextlib.suppress(Exception):
+                    con.execute("ROLLBACK")
 
     # -- datasets ----------------------------------------------------------------------
 
@@ -198,6 +348,11 @@ class Workspace:
         """
         if not files:
             raise DataError("no file was uploaded", fix="choose a file")
+        names = [f for f, _ in files]
+        twice = sorted({f for f in names if names.count(f) > 1})
+        if twice:
+            raise DataError(f"two of the uploaded files are named '{twice[0]}'", file=twice[0],
+                            fix="rename one of them, or upload them one at a time")
         did = uuid.uuid4().hex[:12]
         now = _now()
         label = ", ".join(f for f, _ in files)
@@ -208,7 +363,7 @@ class Workspace:
             )
             for file_name, content in files:
                 con.execute("INSERT INTO uploads VALUES (?, ?, ?, ?)",
-                            [did, file_name, content, json.dumps(options or {})])
+                            [did, file_name, bytes(content), _json(options or {})])
         return did
 
     def upload(self, dataset_id: str) -> list[tuple[str, bytes]]:
@@ -243,6 +398,15 @@ class Workspace:
             if kind not in TABLES:
                 raise DataError(f"unknown table kind '{kind}'", fix="use ratings or comparisons")
         did = dataset_id or uuid.uuid4().hex[:12]
+        prepared = {kind: _storable(frame, what=f"the {kind} table") for kind, frame in tables.items()}
+        for kind, frame in prepared.items():
+            if frame.shape[1] == 0:
+                raise DataError(f"the {kind} table has no columns", fix="import a file with data")
+        for kind in prepared:
+            _table_name(did, kind)
+        meta = {kind: (_json((mappings or {}).get(kind, {})), _json((options or {}).get(kind, {})),
+                       _json(list((notes or {}).get(kind, []))))
+                for kind in prepared}
         now = _now()
         with self._transaction() as con:
             exists = con.execute("SELECT 1 FROM datasets WHERE id = ?", [did]).fetchone()
@@ -258,22 +422,20 @@ class Workspace:
             else:
                 con.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
                             [did, self._unique_name(con, name), now, now, source, preset, READY])
-            for kind, frame in tables.items():
+            for kind, frame in prepared.items():
                 tbl = _table_name(did, kind)
-                con.register("_incoming", _storable(frame))
-                con.execute(f'CREATE TABLE "{tbl}" AS SELECT * FROM _incoming')
-                con.unregister("_incoming")
-                con.execute(
-                    "INSERT INTO dataset_tables VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [did, kind, tbl, json.dumps((mappings or {}).get(kind, {})),
-                     json.dumps((options or {}).get(kind, {})), json.dumps((notes or {}).get(kind, [])),
-                     len(frame)],
-                )
+                con.register("_incoming", frame)
+                try:
+                    con.execute(f'CREATE TABLE "{tbl}" AS SELECT * FROM _incoming')
+                finally:
+                    con.unregister("_incoming")
+                con.execute("INSERT INTO dataset_tables VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [did, kind, tbl, *meta[kind], len(frame)])
         return did
 
     def list_datasets(self) -> list[DatasetInfo]:
         """All datasets, newest first."""
-        with self._connect() as con:
+        with self._snapshot() as con:
             rows = con.execute(
                 "SELECT id, name, created, updated, source, preset, status, error FROM datasets "
                 "ORDER BY updated DESC").fetchall()
@@ -295,7 +457,7 @@ class Workspace:
     def load_table(self, dataset_id: str, kind: str) -> pd.DataFrame:
         """One canonical table of a dataset."""
         tbl = _table_name(dataset_id, kind)
-        with self._connect() as con:
+        with self._snapshot() as con:
             ok = con.execute("SELECT 1 FROM dataset_tables WHERE dataset_id = ? AND kind = ?",
                              [dataset_id, kind]).fetchone()
             if not ok:
@@ -343,13 +505,13 @@ class Workspace:
         """Store a computed result (a DataFrame as Parquet, or a JSON-able dict) under ``key``."""
         if isinstance(value, pd.DataFrame):
             buf = _io.BytesIO()
-            _storable(value).to_parquet(buf, index=False)
+            _storable(value, what=f"the result '{key}'", keep_index=True).to_parquet(buf)
             kind, payload = "frame", buf.getvalue()
         else:
-            kind, payload = "json", json.dumps(value, default=str).encode()
+            kind, payload = "json", _json(value).encode()
         with self._transaction() as con:
             con.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)",
-                        [dataset_id, key, _now(), kind, payload, json.dumps(meta or {})])
+                        [dataset_id, key, _now(), kind, payload, _json(meta or {})])
 
     def load_result(self, dataset_id: str, key: str) -> pd.DataFrame | dict | None:
         """A stored result, or None when there is none."""
@@ -386,18 +548,80 @@ class Workspace:
                 con.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", [key, value])
 
 
-def _storable(frame: pd.DataFrame) -> pd.DataFrame:
-    # DuckDB and Parquet need plain column names; object columns of mixed types become text.
-    out = frame.copy()
+def _storable(frame: pd.DataFrame, *, what: str = "the table", keep_index: bool = False) -> pd.DataFrame:
+    """A copy of ``frame`` that DuckDB and Parquet store faithfully.
+
+    DuckDB guesses the type of an object column from its first values and fails (or
+    silently changes values) when a later value does not fit, and it rejects some pandas
+    types; so every column is given a definite type here, before any write begins:
+    object columns holding only booleans, integers or numbers keep that type, text and
+    anything mixed become text, and types DuckDB cannot store become text.
+    Column names are made strings; names DuckDB would rename (duplicates, also when they
+    differ only in case) are refused.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"{what} is not a table (got {type(frame).__name__})", fix="pass a pandas DataFrame")
+    index = frame.index
+    out = frame.reset_index(drop=True)
     out.columns = [str(c) for c in out.columns]
+    seen: dict[str, str] = {}
     for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = out[col].map(lambda v: v if v is None or isinstance(v, str) else str(v)).astype("string")
-    return out.reset_index(drop=True)
+        if not col.strip():
+            raise DataError(f"{what} has a column without a name", fix="name every column")
+        if col.lower() in seen:
+            other = seen[col.lower()]
+            pair = f"'{col}' twice" if other == col else f"both '{other}' and '{col}'"
+            raise DataError(f"{what} has a column named {pair} (the workspace does not tell them apart)",
+                            column=col, fix="rename one of the two columns")
+        seen[col.lower()] = col
+    result = pd.DataFrame({col: _storable_column(out.iloc[:, i]) for i, col in enumerate(out.columns)},
+                          columns=list(out.columns))
+    if keep_index:
+        result.index = index
+    return result
+
+
+def _as_text(s: pd.Series) -> pd.Series:
+    na = s.isna()
+    text = s.map(lambda v: v if isinstance(v, str) else str(v)).astype("string")
+    return text.mask(na, pd.NA)
+
+
+def _storable_column(s: pd.Series) -> pd.Series:
+    dtype = s.dtype
+    if dtype == object:
+        kind = pd.api.types.infer_dtype(s, skipna=True)
+        try:
+            if kind in ("string", "empty"):
+                return s.astype("string")
+            if kind == "boolean":
+                return s.astype("boolean")
+            if kind == "integer":
+                return s.astype("Int64")
+            if kind in ("floating", "mixed-integer-float", "integer-na"):
+                return s.astype("float64")
+        except (TypeError, ValueError, OverflowError):
+            pass
+        return _as_text(s)
+    if isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype, pd.SparseDtype)) or getattr(dtype, "kind", "") in "cSUV":
+        return _as_text(s)
+    if isinstance(dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(dtype.categories, skipna=True) not in (
+            "string", "integer", "floating", "boolean"):
+        return _as_text(s.astype(object))
+    return s
 
 
 def _restored(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns come back as pandas' ``string`` dtype (missing = ``pd.NA``), as
+    :mod:`evalcore.schema` makes them; DuckDB returns them as ``object`` or ``str``."""
     for col in frame.columns:
-        if frame[col].dtype == object:
+        dtype = frame[col].dtype
+        if isinstance(dtype, pd.StringDtype) and dtype.na_value is pd.NA:
+            continue
+        if dtype == object or isinstance(dtype, pd.StringDtype):
             frame[col] = frame[col].astype("string")
+    index = frame.index
+    if not isinstance(index, pd.MultiIndex) and (index.dtype == object or isinstance(index.dtype, pd.StringDtype)) \
+            and not (isinstance(index.dtype, pd.StringDtype) and index.dtype.na_value is pd.NA):
+        frame.index = index.astype("string")
     return frame

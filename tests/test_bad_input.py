@@ -65,7 +65,7 @@ CASES = [
     Case("no_judge.csv", ("there are no judge rows", "rater_kind=judge"), column="rater_kind"),
     Case("no_human.csv", ("there are no human rows", "rater_kind=human"), column="rater_kind"),
     Case("no_judge_by_name.csv", ("there are no judge rows", "no rater name looks like an LLM judge (ann1, ann2)",
-                                  "--judge RATER"), column="rater",
+                                  "--judge-rater RATER"), column="rater",
          app_phrase="there are no judge rows: the file has no rater_kind column and no rater was marked as a judge"),
     Case("too_large.csv", ("is 1.2 KB, over the 1.0 KB limit", "EVALCORE_MAX_FILE_MB"),
          env={"EVALCORE_MAX_FILE_MB": "0.001"}, app="refused"),
@@ -232,7 +232,7 @@ def test_cli_reads_what_the_options_fix(capsys):
     assert (rc, err) == (0, "")
     assert "note: html_formulas.csv, column 'text': 2 cell(s) start like a spreadsheet formula" in out
     assert "note: html_formulas.csv, column 'text': 2 cell(s) hold HTML markup" in out
-    rc, out, err = _cli(capsys, [str(BAD / "no_judge_by_name.csv"), "--judge", "ann2"])
+    rc, out, err = _cli(capsys, [str(BAD / "no_judge_by_name.csv"), "--judge-rater", "ann2"])
     assert (rc, err) == (0, "") and "judges        1" in out
 
 

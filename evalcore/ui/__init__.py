@@ -7,6 +7,8 @@ with :func:`current_table`, call one cached evalcore function and draw.
 from __future__ import annotations
 
 import contextlib
+import json
+from collections import OrderedDict
 from typing import Iterator
 
 import pandas as pd
@@ -18,6 +20,7 @@ from ..schema import csv_safe
 from ..store import READY, DatasetInfo, Workspace, default_path
 
 _KEY = "evalcore_dataset_id"
+RESULTS_VERSION = 1  # bump when a stored result's meaning changes
 TABLE_LABEL = {RATINGS: "pointwise ratings", COMPARISONS: "pairwise comparisons"}
 
 
@@ -134,3 +137,81 @@ def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download 
     """A CSV download of ``frame`` with spreadsheet formulas neutralised."""
     st.download_button(label, csv_safe(frame).to_csv(index=False).encode("utf-8"), file_name=file_name,
                        mime="text/csv", key=key, icon=":material/download:")
+
+
+# --------------------------------------------------------------------------- cached analyses
+
+
+def _stamp() -> tuple[str, str]:
+    info = current_info()
+    if info is None:
+        raise DataError("no dataset is loaded", fix="load one on the home page")
+    return info.id, info.updated.isoformat()
+
+
+@st.cache_resource(show_spinner="Counting ratings per item...", max_entries=4)
+def _units(path: str, dataset_id: str, stamp: str):
+    from ..agreement import prepare
+
+    # Per-unit sufficient statistics: built once per dataset, shared by every grouping.
+    return prepare(Workspace(path).load_table(dataset_id, RATINGS))
+
+
+def units():
+    """The current ratings reduced to per-unit counts (cached per dataset)."""
+    did, stamp = _stamp()
+    return _units(str(workspace().path), did, stamp)
+
+
+@st.cache_resource(show_spinner=False)
+def _results() -> "OrderedDict[tuple, pd.DataFrame]":
+    return OrderedDict()
+
+
+def cached_result(name: str, params: dict, compute, *, label: str) -> pd.DataFrame:
+    """A result of the current dataset: from memory, else from the workspace, else computed and stored.
+
+    ``compute(progress)`` gets a callback taking the fraction done; a progress bar shows it.
+    (Not ``st.cache_data``: it cannot replay a progress bar drawn from inside the function.)
+    """
+    did, stamp = _stamp()
+    key = f"{name}:v{RESULTS_VERSION}:" + json.dumps(params, sort_keys=True, default=str)
+    mem = _results()
+    if (did, stamp, key) in mem:
+        mem.move_to_end((did, stamp, key))
+        return mem[(did, stamp, key)]
+    ws = workspace()
+    out = ws.load_result(did, key)
+    if not isinstance(out, pd.DataFrame):
+        bar = st.progress(0.0, text=label)
+        out = compute(lambda f: bar.progress(min(max(f, 0.0), 1.0), text=label))
+        bar.empty()
+        ws.save_result(did, key, out, meta={"stamp": stamp})
+    mem[(did, stamp, key)] = out
+    while len(mem) > 32:
+        mem.popitem(last=False)
+    return out
+
+
+def agreement_table(*, by: tuple, judges: tuple | None, n_boot: int, seed: int) -> pd.DataFrame:
+    """:func:`evalcore.agreement.agreement` on the current dataset: cached, stored, with a progress bar."""
+    from ..agreement import agreement
+
+    u = units()
+    params = {"by": list(by), "judges": list(judges) if judges is not None else None, "n_boot": n_boot, "seed": seed}
+    return cached_result("agreement", params,
+                         lambda progress: agreement(u, by=by, judges=judges, n_boot=n_boot, seed=seed, progress=progress),
+                         label=f"Bootstrapping {n_boot:,} resamples per cell...")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _class_distribution(path: str, dataset_id: str, stamp: str, by: tuple) -> pd.DataFrame:
+    from ..distributions import class_distribution
+
+    return class_distribution(_units(path, dataset_id, stamp), by=by)
+
+
+def class_distribution(*, by: tuple) -> pd.DataFrame:
+    """Cached :func:`evalcore.distributions.class_distribution` on the current dataset."""
+    did, stamp = _stamp()
+    return _class_distribution(str(workspace().path), did, stamp, tuple(by))

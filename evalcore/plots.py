@@ -1,0 +1,115 @@
+"""Plotly figure builders: pure functions of evalcore's result tables (no statistics here)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+RATES = {"percent_agreement", "full_agreement", "pairwise_agreement", "weighted_f1"}
+HUMANS = "(humans)"
+PALETTE = px.colors.qualitative.Safe
+CLASS_LABELS = {"full": "all annotators agree", "partial": "some agree", "none": "all disagree"}
+
+
+def _fmt(v: float) -> str:
+    return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
+
+
+def _hover(sub: pd.DataFrame) -> pd.Series:
+    ci = [f"[{_fmt(lo)}, {_fmt(hi)}]" if np.isfinite(lo) else "no interval" for lo, hi in zip(sub["ci_low"], sub["ci_high"])]
+    note = sub["note"].fillna("").map(lambda s: f"<br>{s}" if s else "")
+    return ("estimate " + sub["estimate"].map(_fmt) + "<br>95% CI " + pd.Series(ci, index=sub.index)
+            + "<br>n = " + sub["n_items"].astype(str) + " units, " + sub["n_ratings"].astype(str) + " ratings" + note)
+
+
+def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by: Sequence[str]) -> go.Figure:
+    """The chosen measure for one source (humans or a judge) across the groups.
+
+    Two grouping columns give a heatmap (rows = first column), one a dot plot with CIs,
+    none a single dot. Cells where the judge agrees significantly less with humans than
+    humans with each other carry a ▼.
+    """
+    by = list(by)
+    src = table["judge"].isna() if judge is None else table["judge"] == judge
+    sub = table[src & (table["measure"] == measure)].copy()
+    if sub.empty:
+        return go.Figure().update_layout(title=f"No {measure} for this selection", height=200)
+    zmin, zmax, scale = (0, 1, "Blues") if measure in RATES else (-1, 1, "RdBu")
+    if measure.endswith("_change") or measure.endswith("_gap"):
+        zmin, zmax, scale = -0.5, 0.5, "RdBu"
+    flags = pd.Series(False, index=sub.index)
+    if judge is not None:
+        gap = table[(table["judge"] == judge) & (table["measure"] == "pairwise_agreement_gap")]
+        if by:
+            flagged = set(map(tuple, gap.loc[gap["flagged"], by].astype(str).to_numpy()))
+            flags = sub[by].astype(str).apply(tuple, axis=1).isin(flagged)
+        else:
+            flags[:] = bool(gap["flagged"].any())
+    sub["hover"] = _hover(sub)
+    sub["label"] = sub["estimate"].map(lambda v: "n/a" if not np.isfinite(v) else f"{v:.2f}") + np.where(flags, " ▼", "")
+    who = "humans among themselves" if judge is None else f"{judge} vs humans"
+    title = f"{measure.replace('_', ' ')}: {who}"
+    if len(by) >= 2:
+        r, c = by[0], by[1]
+        z = sub.pivot_table(index=r, columns=c, values="estimate", aggfunc="first", dropna=False)
+        text = sub.pivot_table(index=r, columns=c, values="label", aggfunc="first").reindex_like(z)
+        hov = sub.pivot_table(index=r, columns=c, values="hover", aggfunc="first").reindex_like(z)
+        fig = go.Figure(go.Heatmap(
+            z=z.to_numpy(dtype=float), x=[str(x) for x in z.columns], y=[str(y) for y in z.index],
+            text=text.fillna("").to_numpy(), texttemplate="%{text}", customdata=hov.fillna("").to_numpy(),
+            hovertemplate=f"{r}=%{{y}}<br>{c}=%{{x}}<br>%{{customdata}}<extra></extra>",
+            colorscale=scale, zmin=zmin, zmax=zmax, colorbar={"title": measure.split("_")[0]},
+        ))
+        fig.update_layout(title=title, height=max(320, 40 * len(z.index) + 140),
+                          yaxis={"autorange": "reversed", "title": r}, xaxis={"title": c, "side": "top"})
+        return fig
+    x = sub[by[0]].astype(str) if by else pd.Series(["all"], index=sub.index)
+    err_hi = (sub["ci_high"] - sub["estimate"]).clip(lower=0)
+    err_lo = (sub["estimate"] - sub["ci_low"]).clip(lower=0)
+    fig = go.Figure(go.Scatter(
+        x=sub["estimate"], y=x, mode="markers+text", text=sub["label"], textposition="top center",
+        error_x={"type": "data", "array": err_hi, "arrayminus": err_lo, "visible": True},
+        customdata=sub["hover"], hovertemplate="%{y}<br>%{customdata}<extra></extra>",
+        marker={"size": 10, "color": np.where(flags, "#c92a2a", "#3b5bdb")},
+    ))
+    fig.update_layout(title=title, height=max(260, 34 * len(x) + 120), xaxis={"title": measure, "range": [zmin, zmax]},
+                      yaxis={"title": by[0] if by else "", "autorange": "reversed"})
+    return fig
+
+
+def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: dict | None = None) -> go.Figure:
+    """Score shares of humans and judges, one column per human agreement class (Hada et al. Figs. 6-7).
+
+    ``row`` splits the figure into one row per value of that column (e.g. language);
+    ``filters`` keeps only rows whose columns equal the given values (e.g. one criterion).
+    """
+    sub = dist
+    for k, v in (filters or {}).items():
+        sub = sub[sub[k].astype(str) == str(v)]
+    sub = sub[sub["n_units"].fillna(0) > 0].copy()
+    if sub.empty:
+        return go.Figure().update_layout(title="No units with two or more human ratings here", height=200)
+    sub["score"] = sub["score"].map(lambda v: f"{v:g}")
+    sub["agreement_class"] = sub["agreement_class"].astype(str).map(CLASS_LABELS)
+    sub["hover"] = sub["count"].astype(str) + " of " + sub.groupby(
+        [c for c in ([row] if row else []) + ["source", "agreement_class"]], dropna=False)["count"].transform("sum").astype(str)
+    n_rows = sub[row].nunique() if row else 1
+    fig = px.bar(
+        sub, x="score", y="share", color="source", barmode="group", facet_col="agreement_class",
+        facet_row=row, category_orders={"agreement_class": list(CLASS_LABELS.values()),
+                                        "source": ["humans", *sorted(set(sub["source"]) - {"humans"})]},
+        custom_data=["hover", "n_units"], color_discrete_sequence=PALETTE[1:],
+        color_discrete_map={"humans": "#888888"},
+        labels={"share": "share", "score": "score", "agreement_class": "humans agree"},
+    )
+    fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]})<br>%{customdata[1]} units in this class<extra></extra>")
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_layout(height=max(320, 170 * n_rows + 140), margin={"t": 90},
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 60 / (170 * n_rows + 140),
+                              "x": 0, "title": {"text": "ratings by "}})
+    return fig
