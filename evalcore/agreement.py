@@ -55,6 +55,7 @@ Every row carries ``n_items`` (units used), ``n_ratings``, a percentile bootstra
 
 from __future__ import annotations
 
+import warnings
 import zlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -131,11 +132,28 @@ def segment_columns(ratings: pd.DataFrame) -> list[str]:
     return out
 
 
+def _score_codes(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Category index of each score into the sorted distinct values."""
+    lo = score.min()
+    if np.all(score == np.round(score)) and score.max() - lo < 10_000:
+        # Integer scales (the usual case): offsets, no hashing or sorting.
+        off = (score - lo).astype(np.int64)
+        used = np.bincount(off) > 0
+        return (np.cumsum(used) - 1)[off], np.flatnonzero(used) + lo
+    scode, svals = pd.factorize(score)
+    order = np.argsort(svals)
+    rank = np.empty(len(svals), dtype=np.int64)
+    rank[order] = np.arange(len(svals))
+    return rank[scode], np.asarray(svals)[order]
+
+
 def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> Units:
     """Reduce a validated ratings table to per-unit category counts.
 
-    Where a rater judged a unit several times (``sample``), the first sample is used: the
-    other samples are the subject of self-consistency, not of agreement.
+    One pass of hashing (pandas factorize) and counting (numpy bincount) over the
+    ratings, with a dense unit index ``item * n_criteria + criterion`` so that nothing is
+    sorted. Where a rater judged a unit several times (``sample``), the first sample is
+    used: the other samples are the subject of self-consistency, not of agreement.
     """
     need = {"item_id", "rater", "rater_kind", "criterion", "score"}
     missing = need - set(ratings.columns)
@@ -148,32 +166,41 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
         df = df[df["sample"] == first]
     segs = list(segments) if segments is not None else segment_columns(df)
     segs = [s for s in segs if s != "criterion"]
-    values, codes = np.unique(df["score"].to_numpy(dtype=float), return_inverse=True)
-    item_code, _ = pd.factorize(df["item_id"], sort=False)
-    crit_code, crit_names = pd.factorize(df["criterion"], sort=False)
-    unit_key = item_code.astype(np.int64) * len(crit_names) + crit_code
-    unit, unit_first = np.unique(unit_key, return_index=True)
-    unit_idx = np.searchsorted(unit, unit_key)
-    n_units, q = len(unit), len(values)
+    n = len(df)
+    codes, values = _score_codes(df["score"].to_numpy(dtype=float))
+    item_code, _ = pd.factorize(df["item_id"])
+    crit_code, crit_names = pd.factorize(df["criterion"])
+    n_items, n_crit, q = int(item_code.max()) + 1, len(crit_names), len(values)
+    dense = item_code.astype(np.int64) * n_crit + crit_code
+    present = np.bincount(dense, minlength=n_items * n_crit) > 0
+    compact = np.cumsum(present) - 1
+    unit_ids = np.flatnonzero(present)
+    unit_idx = compact[dense]
+    n_units = len(unit_ids)
     is_h = (df["rater_kind"] == HUMAN).to_numpy()
     counts = np.bincount(unit_idx[is_h] * q + codes[is_h], minlength=n_units * q).reshape(n_units, q)
     is_j = (df["rater_kind"] == JUDGE).to_numpy()
-    jcode, jnames = pd.factorize(df.loc[is_j, "rater"], sort=True)
+    jcode, jnames = pd.factorize(df["rater"][is_j], sort=True)
     judge_codes = np.full((len(jnames), n_units), -1, dtype=np.int64)
     judge_codes[jcode, unit_idx[is_j]] = codes[is_j]
-    seg_frame = df.iloc[unit_first][["criterion", *segs]].reset_index(drop=True)
+    unit_item = unit_ids // n_crit
+    first_row = np.empty(n_items, dtype=np.int64)
+    first_row[item_code[::-1]] = np.arange(n)[::-1]  # first row of each item, without sorting
+    seg = {"criterion": np.asarray(crit_names, dtype=object)[unit_ids % n_crit]}
     for s in segs:
-        varies = df.groupby("item_id", sort=False)[s].nunique(dropna=False) > 1
-        if varies.any():
-            raise DataError(f"column '{s}' has different values within one item ('{varies.idxmax()}')",
+        scodes, _ = pd.factorize(df[s], use_na_sentinel=False)
+        bad = scodes != scodes[first_row[item_code]]
+        if bad.any():
+            item = df["item_id"].iloc[int(np.flatnonzero(bad)[0])]
+            raise DataError(f"column '{s}' has different values within one item ('{item}')",
                             column=s, fix=f"'{s}' must describe the item; group by another column")
-    crit_of_unit = crit_code[unit_first]
-    scale = {}
-    for ci, name in enumerate(crit_names):
-        hv = counts[crit_of_unit == ci].sum(axis=0)
-        scale[str(name)] = int((hv > 0).sum())
+        seg[s] = df[s].iloc[first_row[unit_item]].reset_index(drop=True)
+    crit_of_unit = unit_ids % n_crit
+    hv = np.zeros((n_crit, q), dtype=np.int64)
+    np.add.at(hv, crit_of_unit, counts)
+    scale = {str(name): int((hv[ci] > 0).sum()) for ci, name in enumerate(crit_names)}
     return Units(values=values, counts=counts, judge_codes=judge_codes, judges=tuple(map(str, jnames)),
-                 item=item_code[unit_first], segments=seg_frame, scale=scale)
+                 item=unit_item, segments=pd.DataFrame(seg), scale=scale)
 
 
 def default_by(units: Units) -> list[str]:
@@ -181,26 +208,27 @@ def default_by(units: Units) -> list[str]:
     return [c for c in ("language", "criterion") if c in units.segments.columns]
 
 
-# --------------------------------------------------------------------------- resampling
+# --------------------------------------------------------------------------- patterns and resampling
+#
+# A *family* is the set of units one kind of measure uses in every group: units with a human
+# rating (humans among themselves), or units with a human rating and judge J. Its units are
+# compressed into patterns per group and laid out as (G, K) arrays, K the most patterns in
+# any group (padded with zero weight). Weights are (G, R, K): R = 1 + B rows, the data then
+# the bootstrap resamples. Every statistic is a batched product over K, so all groups and
+# all resamples are computed at once.
 
 
 @dataclass(frozen=True)
-class _Patterns:
-    counts: np.ndarray  # K x q (only the categories used in this cell)
-    judge: np.ndarray  # K (category or -1)
-    weights: np.ndarray  # (1 + B) x K: row 0 the data, rows 1.. bootstrap resamples
-    n_items: int
-    values: np.ndarray  # q score values of the categories kept
+class _Family:
+    counts: np.ndarray  # (G, K, q) human counts per category (categories used by the family only)
+    judge: np.ndarray  # (G, K) judge category, -1 for humans-only
+    weights: np.ndarray  # (G, R, K)
+    present: np.ndarray  # (G,) the group has units in this family
+    values: np.ndarray  # (q,) score values of the categories
 
 
-def _compress(counts: np.ndarray, judge: np.ndarray, item: np.ndarray, values: np.ndarray, *, n_boot: int,
-              rng: np.random.Generator) -> _Patterns:
-    """Distinct (counts, judge) patterns, and their weights in the data and in item resamples.
-
-    Only categories used in the cell are kept: a scale of averaged scores can have
-    hundreds of distinct values overall but few in one cell, and unused categories change
-    no measure (zero marginals; kappa weights are scale-free).
-    """
+def _family(counts: np.ndarray, judge: np.ndarray, item: np.ndarray, group: np.ndarray, n_groups: int,
+            values: np.ndarray, *, n_boot: int, rngs: Sequence[np.random.Generator]) -> _Family:
     used = counts.any(axis=0)
     used[judge[judge >= 0]] = True
     idx = np.flatnonzero(used)
@@ -209,36 +237,71 @@ def _compress(counts: np.ndarray, judge: np.ndarray, item: np.ndarray, values: n
     counts = counts[:, idx]
     judge = np.where(judge >= 0, remap[np.maximum(judge, 0)], -1)
     values = values[idx]
-    rows = np.column_stack([counts, judge])
-    pat, inv = np.unique(rows, axis=0, return_inverse=True)
-    inv = inv.ravel()
-    K = len(pat)
-    base = np.bincount(inv, minlength=K).astype(float)
-    item_code, item_inv = np.unique(item, return_inverse=True)
-    n_items = len(item_code)
-    if n_boot <= 0:
-        return _Patterns(pat[:, :-1], pat[:, -1], base[None, :], n_items, values)
-    # Items contributing the same multiset of patterns are interchangeable in a resample.
-    A = sparse.csr_matrix((np.ones(len(inv)), (item_inv.ravel(), inv)), shape=(n_items, K))
-    A.sum_duplicates()
-    A.sort_indices()
-    if A.nnz == n_items and K <= n_items:
-        # One unit per item (the common case: grouped by criterion): item types are patterns.
-        types, freq = sparse.identity(K, format="csr"), base
+    q = len(idx)
+    rows = np.column_stack([group, counts, judge])
+    # One integer per (group, counts, judge) when it fits, else rows: hashing beats sorting.
+    radix = np.maximum(rows.max(axis=0) - np.minimum(rows.min(axis=0), 0) + 1, 1).astype(np.float64)
+    if np.log2(radix).sum() < 62:
+        shifted = rows - np.minimum(rows.min(axis=0), 0)
+        mult = np.cumprod(np.concatenate([[1], radix[:0:-1]]))[::-1].astype(np.int64)
+        code, _ = pd.factorize(shifted @ mult)
+        first = np.full(code.max() + 1, -1)
+        first[code[::-1]] = np.arange(len(code))[::-1]
     else:
-        key = [hash((A.indices[A.indptr[i]:A.indptr[i + 1]].tobytes(), A.data[A.indptr[i]:A.indptr[i + 1]].tobytes()))
-               for i in range(n_items)]
-        _, first, tinv = np.unique(np.asarray(key), return_index=True, return_inverse=True)
-        types = A[first]
-        freq = np.bincount(tinv.ravel(), minlength=len(first)).astype(float)
-    draws = rng.multinomial(n_items, freq / freq.sum(), size=n_boot).astype(float)
-    boot = np.asarray(types.T.dot(draws.T).T)
-    return _Patterns(pat[:, :-1], pat[:, -1], np.vstack([base, boot]), n_items, values)
+        _, first, code = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        code = code.ravel()
+    n_pat = len(first)
+    base = np.bincount(code, minlength=n_pat).astype(float)
+    pg = group[first]
+    order = np.argsort(pg, kind="stable")
+    per_group = np.bincount(pg, minlength=n_groups)
+    K = max(int(per_group.max()), 1)
+    start = np.concatenate([[0], np.cumsum(per_group)[:-1]])
+    local = np.empty(n_pat, dtype=np.int64)
+    local[order] = np.arange(n_pat) - start[pg[order]]
+    R = 1 + max(n_boot, 0)
+    C = np.zeros((n_groups, K, q))
+    J = np.zeros((n_groups, K), dtype=np.int64)
+    W = np.zeros((n_groups, R, K))
+    C[pg, local] = counts[first]
+    J[pg, local] = np.maximum(judge[first], 0)
+    W[pg, 0, local] = base
+    if n_boot > 0:
+        by_group = np.argsort(group, kind="stable")
+        ends = np.cumsum(np.bincount(group, minlength=n_groups))
+        for g in np.flatnonzero(per_group):
+            rows_g = by_group[(ends[g - 1] if g else 0):ends[g]]
+            pat = local[code[rows_g]]
+            its, item_inv = np.unique(item[rows_g], return_inverse=True)
+            n_items = len(its)
+            if n_items == len(rows_g):
+                # One unit per item (grouped by criterion): resampling items is resampling patterns.
+                freq, types = W[g, 0, : per_group[g]], None
+            else:
+                # Items move as a whole: compress items with the same multiset of patterns.
+                A = sparse.csr_matrix((np.ones(len(pat)), (item_inv.ravel(), pat)), shape=(n_items, per_group[g]))
+                A.sum_duplicates()
+                A.sort_indices()
+                key = [hash((A.indices[A.indptr[i]:A.indptr[i + 1]].tobytes(),
+                             A.data[A.indptr[i]:A.indptr[i + 1]].tobytes())) for i in range(n_items)]
+                _, tfirst, tinv = np.unique(np.asarray(key), return_index=True, return_inverse=True)
+                types = A[tfirst]
+                freq = np.bincount(tinv.ravel(), minlength=len(tfirst)).astype(float)
+            draws = rngs[g].multinomial(n_items, freq / freq.sum(), size=n_boot).astype(float)
+            W[g, 1:, : per_group[g]] = draws if types is None else np.asarray(types.T.dot(draws.T).T)
+    return _Family(C, np.where(W[:, 0, :] > 0, J, -1), W, per_group > 0, values)
+
+
+def _mm(W: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Weighted sums over patterns: (G, R, K) with (G, K) -> (G, R), or (G, K, m) -> (G, R, m)."""
+    if X.ndim == 2:
+        return np.matmul(W, X[:, :, None])[..., 0]
+    return np.matmul(W, X)
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = a / b
+        out = np.asarray(a / b, dtype=float)
     out[~np.isfinite(out)] = np.nan
     return out
 
@@ -247,151 +310,133 @@ def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _delta2(values: np.ndarray, metric: str, marg: np.ndarray) -> np.ndarray:
-    """Krippendorff's squared difference function, per resample: (B, q, q)."""
+    """Krippendorff's squared difference function, (..., q, q)."""
     q = len(values)
     if metric == "nominal":
-        d = 1.0 - np.eye(q)
-        return np.broadcast_to(d, (marg.shape[0], q, q))
+        return 1.0 - np.eye(q)
     if metric == "interval":
-        d = (values[:, None] - values[None, :]) ** 2
-        return np.broadcast_to(d, (marg.shape[0], q, q))
+        return (values[:, None] - values[None, :]) ** 2
     # ordinal: (sum_{g=c..k} n_g - (n_c + n_k)/2)^2 with n_g the marginal value frequencies
-    cum = np.concatenate([np.zeros((marg.shape[0], 1)), np.cumsum(marg, axis=1)], axis=1)
+    cum = np.concatenate([np.zeros(marg.shape[:-1] + (1,)), np.cumsum(marg, axis=-1)], axis=-1)
     lo = np.minimum.outer(np.arange(q), np.arange(q))
     hi = np.maximum.outer(np.arange(q), np.arange(q))
-    between = cum[:, hi + 1] - cum[:, lo]
-    return (between - (marg[:, :, None] + marg[:, None, :]) / 2.0) ** 2
+    between = cum[..., hi + 1] - cum[..., lo]
+    return (between - (marg[..., :, None] + marg[..., None, :]) / 2.0) ** 2
 
 
-def _coincidences(counts: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Krippendorff's coincidence matrices per resample, (B, q, q), over pairable units."""
-    n = counts.sum(axis=1)
-    ok = n >= 2
-    C = counts[ok].astype(float)
-    o = C[:, :, None] * C[:, None, :]
-    diag = np.arange(C.shape[1])
-    o[:, diag, diag] -= C
-    o /= (n[ok] - 1)[:, None, None]
-    return np.tensordot(W[:, ok], o, axes=(1, 0))
+def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Krippendorff's alpha, :math:`1 - (N-1)\\sum o_{ck}\\delta^2_{ck} / \\sum n_c n_k \\delta^2_{ck}`, per metric."""
+    n = C.sum(axis=-1)
+    q = C.shape[-1]
+    o = C[..., :, None] * C[..., None, :]
+    diag = np.arange(q)
+    o[..., diag, diag] -= C
+    o = o * _safe_div(np.ones_like(n), n - 1)[..., None, None] * (n >= 2)[..., None, None]
+    o = np.nan_to_num(o)
+    O = _mm(W, o.reshape(o.shape[0], o.shape[1], q * q)).reshape(W.shape[0], W.shape[1], q, q)
+    marg = O.sum(axis=-1)
+    N = marg.sum(axis=-1)
+    out = {}
+    for m in _METRICS:
+        d2 = _delta2(values, m, marg)
+        do = (O * d2).sum(axis=(-2, -1))
+        de = (marg[..., :, None] * marg[..., None, :] * d2).sum(axis=(-2, -1))
+        out[f"krippendorff_alpha_{m}"] = 1.0 - _safe_div((N - 1) * do, de)
+    return out
 
 
-def _alpha(O: np.ndarray, values: np.ndarray, metric: str) -> np.ndarray:
-    """Krippendorff's alpha, :math:`1 - (N-1) \\sum o_{ck}\\delta^2_{ck} / \\sum n_c n_k \\delta^2_{ck}`."""
-    marg = O.sum(axis=2)
-    N = marg.sum(axis=1)
-    d2 = _delta2(values, metric, marg)
-    do = (O * d2).sum(axis=(1, 2))
-    de = (marg[:, :, None] * marg[:, None, :] * d2).sum(axis=(1, 2))
-    return 1.0 - _safe_div((N - 1) * do, de)
-
-
-def _human_stats(p: _Patterns, q_scale: int) -> dict[str, np.ndarray]:
-    values = p.values
-    C = p.counts.astype(float)
-    W = p.weights
-    n = C.sum(axis=1)
+def _human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray) -> dict[str, np.ndarray]:
+    n = C.sum(axis=-1)
     two = (n >= 2).astype(float)
-    Pi = _safe_div((C * (C - 1)).sum(axis=1), n * (n - 1))
-    Pi = np.nan_to_num(Pi) * two
-    full = (C.max(axis=1) == n).astype(float) * two
-    m2 = W @ two
-    pa = _safe_div(W @ Pi, m2)
-    pi = _safe_div(W @ (C / np.maximum(n, 1)[:, None]), (W @ (n >= 1).astype(float))[:, None])
-    pe_f = (pi ** 2).sum(axis=1)
+    Pi = np.nan_to_num(_safe_div((C * (C - 1)).sum(axis=-1), n * (n - 1))) * two
+    full = (C.max(axis=-1) == n).astype(float) * two
+    m2 = _mm(W, two)
+    pa = _safe_div(_mm(W, Pi), m2)
+    pi = _safe_div(_mm(W, np.nan_to_num(_safe_div(C, n[..., None]))), _mm(W, (n >= 1).astype(float))[..., None])
+    pe_f = (pi ** 2).sum(axis=-1)
+    qs = q_scale[:, None].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pe_g = np.where(qs >= 2, (pi * (1 - pi)).sum(axis=-1) / (qs - 1), np.nan)
+        pabak = np.where(qs >= 2, (qs * pa - 1) / (qs - 1), np.nan)
     out = {
         "percent_agreement": pa,
-        "full_agreement": _safe_div(W @ full, m2),
+        "full_agreement": _safe_div(_mm(W, full), m2),
         "fleiss_kappa": _safe_div(pa - pe_f, 1 - pe_f),
+        "gwet_ac1": _safe_div(pa - pe_g, 1 - pe_g),
+        "pabak": pabak,
     }
-    if q_scale >= 2:
-        pe_g = (pi * (1 - pi)).sum(axis=1) / (q_scale - 1)
-        out["gwet_ac1"] = _safe_div(pa - pe_g, 1 - pe_g)
-        out["pabak"] = (q_scale * pa - 1) / (q_scale - 1)
-    else:
-        out["gwet_ac1"] = out["pabak"] = np.full(W.shape[0], np.nan)
-    O = _coincidences(p.counts, W)
-    for m in _METRICS:
-        out[f"krippendorff_alpha_{m}"] = _alpha(O, values, m)
+    out.update(_alphas(C, W, values))
     return out
 
 
 def _kappa(M: np.ndarray, wmat: np.ndarray) -> np.ndarray:
-    """Cohen's (weighted) kappa from B x q x q confusion matrices and agreement weights."""
-    tot = M.sum(axis=(1, 2))
-    po = _safe_div((M * wmat).sum(axis=(1, 2)), tot)
-    r, c = M.sum(axis=2), M.sum(axis=1)
-    pe = _safe_div(((r @ wmat) * c).sum(axis=1), tot ** 2)
+    """Cohen's (weighted) kappa from (..., q, q) confusion matrices and agreement weights."""
+    tot = M.sum(axis=(-2, -1))
+    po = _safe_div((M * wmat).sum(axis=(-2, -1)), tot)
+    r, c = M.sum(axis=-1), M.sum(axis=-2)
+    pe = _safe_div(((r @ wmat) * c).sum(axis=-1), tot ** 2)
     return _safe_div(po - pe, 1 - pe)
 
 
 def _weighted_f1(M: np.ndarray) -> np.ndarray:
-    tp = np.diagonal(M, axis1=1, axis2=2)
-    support = M.sum(axis=2)  # true (human majority) class in rows
-    predicted = M.sum(axis=1)
+    tp = np.diagonal(M, axis1=-2, axis2=-1)
+    support = M.sum(axis=-1)  # true (human majority) class in rows
+    predicted = M.sum(axis=-2)
     with np.errstate(divide="ignore", invalid="ignore"):
         f1 = np.where(support + predicted > 0, 2 * tp / (support + predicted), 0.0)
-    return _safe_div((f1 * support).sum(axis=1), support.sum(axis=1))
+    return _safe_div((f1 * support).sum(axis=-1), support.sum(axis=-1))
+
+
+def _pair_sum(W: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """sum_{k,l} W_k W_l S_kl per (group, row), with S (G, K, K): a batched BLAS product."""
+    return (np.matmul(W, S) * W).sum(axis=-1)
 
 
 def _tau_b(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b over weighted distinct (x, y) points, per resample."""
-    sx = np.sign(x[:, None] - x[None, :])
-    sy = np.sign(y[:, None] - y[None, :])
-    S = sx * sy
-    N = W.sum(axis=1)
-    conc = ((W @ S) * W).sum(axis=1) / 2.0  # a BLAS product: einsum would not use one
+    """Kendall's tau-b over weighted (x, y) patterns: (C - D) / sqrt((n0 - n1)(n0 - n2))."""
+    sx = np.sign(x[:, :, None] - x[:, None, :])
+    sy = np.sign(y[:, :, None] - y[:, None, :])
+    N = W.sum(axis=-1)
+    conc = _pair_sum(W, sx * sy) / 2.0
     n0 = N * (N - 1) / 2
-
-    def ties(v: np.ndarray) -> np.ndarray:
-        _, inv = np.unique(v, return_inverse=True)
-        T = np.zeros((W.shape[0], inv.max() + 1))
-        np.add.at(T.T, inv.ravel(), W.T)
-        return (T * (T - 1) / 2).sum(axis=1)
-
-    return _safe_div(conc, np.sqrt((n0 - ties(x)) * (n0 - ties(y))))
-
-
-def _midranks(v: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Midrank of each pattern's value in the weighted sample, per resample: B x K."""
-    uniq, inv = np.unique(v, return_inverse=True)
-    inv = inv.ravel()
-    T = np.zeros((W.shape[0], len(uniq)))
-    np.add.at(T.T, inv, W.T)
-    before = np.cumsum(T, axis=1) - T
-    return (before + (T + 1) / 2)[:, inv]
+    tx = (_pair_sum(W, (sx == 0).astype(float)) - N) / 2
+    ty = (_pair_sum(W, (sy == 0).astype(float)) - N) / 2
+    return _safe_div(conc, np.sqrt((n0 - tx) * (n0 - ty)))
 
 
 def _spearman(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
-    rx, ry = _midranks(x, W), _midranks(y, W)
-    N = W.sum(axis=1, keepdims=True)
-    mx = (W * rx).sum(axis=1, keepdims=True) / N
-    my = (W * ry).sum(axis=1, keepdims=True) / N
-    cov = (W * (rx - mx) * (ry - my)).sum(axis=1)
-    vx = (W * (rx - mx) ** 2).sum(axis=1)
-    vy = (W * (ry - my) ** 2).sum(axis=1)
+    """Spearman's rho: Pearson's r of weighted midranks."""
+    def ranks(v: np.ndarray) -> np.ndarray:
+        lt = (v[:, None, :] < v[:, :, None]).astype(float)  # [k, l] = v_l < v_k
+        eq = (v[:, None, :] == v[:, :, None]).astype(float)
+        return np.matmul(W, lt.transpose(0, 2, 1)) + (np.matmul(W, eq) + 1) / 2
+
+    rx, ry = ranks(x), ranks(y)
+    N = W.sum(axis=-1, keepdims=True)
+    mx = _safe_div((W * rx).sum(axis=-1, keepdims=True), N)
+    my = _safe_div((W * ry).sum(axis=-1, keepdims=True), N)
+    cov = (W * (rx - mx) * (ry - my)).sum(axis=-1)
+    vx = (W * (rx - mx) ** 2).sum(axis=-1)
+    vy = (W * (ry - my) ** 2).sum(axis=-1)
     return _safe_div(cov, np.sqrt(vx * vy))
 
 
-def _judge_stats(p: _Patterns, q_scale: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Measures of one judge against the humans; also returns per-measure unit counts (B+1)."""
-    values = p.values
-    C = p.counts.astype(float)
-    j = p.judge
-    W = p.weights
+def _judge_stats(f: _Family, q_scale: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Measures of one judge against the humans, (G, R) each, and the units each uses."""
+    C, W, values = f.counts, f.weights, f.values
+    j = np.maximum(f.judge, 0)
     q = len(values)
-    n = C.sum(axis=1)
-    cmax = C.max(axis=1)
-    arg = C.argmax(axis=1)
-    has_major = cmax > n / 2
-    major = np.where(has_major, arg, -1)
+    n = C.sum(axis=-1)
+    has_major = C.max(axis=-1) > n / 2
+    major = np.where(has_major, C.argmax(axis=-1), 0)
     hm = has_major.astype(float)
-    agree = (j == major).astype(float) * hm
     out: dict[str, np.ndarray] = {}
     units: dict[str, np.ndarray] = {}
-    out["percent_agreement"] = _safe_div(W @ agree, W @ hm)
-    cells = np.zeros((len(j), q * q))
-    cells[np.flatnonzero(has_major), major[has_major] * q + j[has_major]] = 1.0
-    M = (W @ cells).reshape(-1, q, q)
+    out["percent_agreement"] = _safe_div(_mm(W, (j == major) * hm), _mm(W, hm))
+    cells = np.zeros(C.shape[:2] + (q * q,))
+    gi, ki = np.nonzero(has_major)
+    cells[gi, ki, major[gi, ki] * q + j[gi, ki]] = 1.0
+    M = _mm(W, cells).reshape(W.shape[0], W.shape[1], q, q)
     eye = np.eye(q)
     span = values.max() - values.min()
     quad = 1 - (values[:, None] - values[None, :]) ** 2 / span ** 2 if span > 0 else eye
@@ -399,80 +444,105 @@ def _judge_stats(p: _Patterns, q_scale: int) -> tuple[dict[str, np.ndarray], dic
     out["cohen_kappa_quadratic"] = _kappa(M, quad)
     out["weighted_f1"] = _weighted_f1(M)
     for m in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1"):
-        units[m] = W @ hm
+        units[m] = _mm(W, hm)
     x = values[j]
-    y = (C @ values) / n
+    y = np.nan_to_num(_safe_div(C @ values, n))
     out["kendall_tau"] = _tau_b(x, y, W)
     out["spearman_rho"] = _spearman(x, y, W)
-    units["kendall_tau"] = units["spearman_rho"] = W.sum(axis=1)
+    units["kendall_tau"] = units["spearman_rho"] = W.sum(axis=-1)
     # The judge as one more rater, against the humans alone on the same units.
-    Cj = C.copy()
-    Cj[np.arange(len(j)), j] += 1
-    with_j = _Patterns(Cj.astype(np.int64), j, W, p.n_items, values)
-    hum = _Patterns(p.counts, j, W, p.n_items, values)
-    sj, sh = _human_stats(with_j, q_scale), _human_stats(hum, q_scale)
+    Cj = C + np.eye(q)[j] * (n > 0)[..., None]
+    sj, sh = _human_stats(Cj, W, values, q_scale), _human_stats(C, W, values, q_scale)
     for name in ("fleiss_kappa", *(f"krippendorff_alpha_{m}" for m in _METRICS)):
         out[name] = sj[name]
         out[f"{name}_change"] = sj[name] - sh[name]
-        units[name] = units[f"{name}_change"] = W @ (n + 1 >= 2).astype(float)
-    share = _safe_div(C[np.arange(len(j)), j], n)
+        units[name] = units[f"{name}_change"] = W.sum(axis=-1)
     two = (n >= 2).astype(float)
-    pair = _safe_div(W @ (np.nan_to_num(share) * two), W @ two)
+    share = np.nan_to_num(_safe_div(np.take_along_axis(C, j[..., None], axis=-1)[..., 0], n))
+    pair = _safe_div(_mm(W, share * two), _mm(W, two))
     out["pairwise_agreement"] = pair
     out["pairwise_agreement_gap"] = pair - sh["percent_agreement"]
-    units["pairwise_agreement"] = units["pairwise_agreement_gap"] = W @ two
+    units["pairwise_agreement"] = units["pairwise_agreement_gap"] = _mm(W, two)
     return out, units
 
 
 # --------------------------------------------------------------------------- the table
 
 
-def _why_undefined(measure: str, est: float, n_units: float, judge: bool) -> str:
+_MAJORITY = ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1")
+
+
+def _why_undefined(measure: str, n_units: float, judge: bool) -> str:
     if n_units == 0:
-        if judge and measure in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1"):
+        if judge and measure in _MAJORITY:
             return "not defined: no unit has a strict human majority"
         if measure.startswith("pairwise") or not judge:
             return "not defined: no unit has two or more human ratings"
         return "not defined: no units"
     if measure in ("kendall_tau", "spearman_rho"):
         return "not defined: the judge's scores or the human means are constant"
-    if "kappa" in measure or "ac1" in measure or "alpha" in measure:
-        return "not defined: every rating is the same score, so chance agreement is 1"
-    if measure == "pabak" or measure == "gwet_ac1":
+    if measure in ("pabak", "gwet_ac1"):
         return "not defined: the scale has a single category"
+    if "kappa" in measure or "alpha" in measure:
+        return "not defined: every rating is the same score, so chance agreement is 1"
     return "not defined"
 
 
-def _rows(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, n_ratings: float,
-          default_units: float, *, judge: str | None, level: float, extra_note: str = "") -> list[dict]:
-    rows = []
+def _intervals(arr: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile interval per group from rows 1..B; NaN where most resamples are undefined."""
+    boot = arr[:, 1:]
+    G = arr.shape[0]
+    if boot.shape[1] == 0:
+        return np.full(G, np.nan), np.full(G, np.nan), np.zeros(G, dtype=bool)
+    ok = np.isfinite(boot).sum(axis=1)
+    a = (1 - level) / 2
+    # numpy's 'linear' quantile over the finite values of each row, from one sort (NaN sort last);
+    # np.nanquantile would loop over rows in Python.
+    srt = np.sort(boot, axis=1)
+
+    def q(p: float) -> np.ndarray:
+        pos = p * np.maximum(ok - 1, 0)
+        i = np.floor(pos).astype(int)
+        j = np.minimum(i + 1, np.maximum(ok - 1, 0))
+        lo_v = np.take_along_axis(srt, i[:, None], axis=1)[:, 0]
+        hi_v = np.take_along_axis(srt, j[:, None], axis=1)[:, 0]
+        return lo_v + (pos - i) * (hi_v - lo_v)
+
+    lo, hi = q(a), q(1 - a)
+    enough = ok >= np.maximum(10, 0.5 * boot.shape[1])
+    return np.where(enough, lo, np.nan), np.where(enough, hi, np.nan), ~enough
+
+
+def _records(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, n_ratings: np.ndarray,
+             default_units: np.ndarray, present: np.ndarray, *, judge: str | None, level: float,
+             no_major: np.ndarray | None = None) -> dict[int, list[dict]]:
+    rows: dict[int, list[dict]] = {int(g): [] for g in np.flatnonzero(present)}
     for measure, arr in stats.items():
-        est = float(arr[0])
-        boot = arr[1:]
-        n_units = float(units[measure][0]) if units and measure in units else default_units
-        lo = hi = np.nan
-        note = ""
-        if np.isfinite(est):
-            ok = boot[np.isfinite(boot)]
-            if len(boot) and len(ok) >= max(10, 0.5 * len(boot)):
-                a = (1 - level) / 2
-                lo, hi = (float(v) for v in np.quantile(ok, [a, 1 - a]))
-            elif len(boot):
+        lo, hi, sparse_ci = _intervals(arr, level)
+        n_units = units[measure][:, 0] if units and measure in units else default_units
+        for g in rows:
+            est = float(arr[g, 0])
+            note = ""
+            if not np.isfinite(est):
+                note, est = _why_undefined(measure, float(n_units[g]), judge is not None), np.nan
+            elif arr.shape[1] > 1 and sparse_ci[g]:
                 note = "no interval: the measure is undefined in most resamples"
-        else:
-            note = _why_undefined(measure, est, n_units, judge is not None)
-        if extra_note and measure in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1") and judge:
-            note = (note + "; " if note else "") + extra_note
-        flagged = bool(measure == "pairwise_agreement_gap" and np.isfinite(hi) and hi < 0)
-        rows.append({"judge": judge, "measure": measure, "estimate": est if np.isfinite(est) else np.nan,
-                     "ci_low": lo, "ci_high": hi, "n_items": int(round(n_units)), "n_ratings": int(round(n_ratings)),
-                     "flagged": flagged, "note": note})
+            if judge and no_major is not None and no_major[g] and measure in _MAJORITY:
+                note = (note + "; " if note else "") + f"{int(no_major[g])} unit(s) without a strict human majority left out"
+            ok = np.isfinite(est)
+            rows[g].append({
+                "judge": judge, "measure": measure, "estimate": est,
+                "ci_low": float(lo[g]) if ok else np.nan, "ci_high": float(hi[g]) if ok else np.nan,
+                "n_items": int(round(float(n_units[g]))), "n_ratings": int(round(float(n_ratings[g]))),
+                "flagged": bool(measure == "pairwise_agreement_gap" and ok and np.isfinite(hi[g]) and hi[g] < 0),
+                "note": note,
+            })
     return rows
 
 
-def _seed_for(seed: int, key: tuple) -> np.random.Generator:
+def _rngs(seed: int, keys: Sequence[tuple], judge: str | None) -> list[np.random.Generator]:
     # A stable stream per cell: a cell's interval does not depend on which other cells exist.
-    return np.random.default_rng([int(seed), zlib.crc32(repr(key).encode())])
+    return [np.random.default_rng([int(seed), zlib.crc32(repr((k, judge)).encode())]) for k in keys]
 
 
 def agreement(
@@ -526,52 +596,49 @@ def agreement(
     bad = [j for j in chosen if j not in units.judges]
     if bad:
         raise DataError(f"there is no judge named '{bad[0]}'", fix="choose from: " + ", ".join(units.judges))
-    jidx = [units.judges.index(j) for j in chosen]
     if by:
-        gcodes = units.segments.groupby(by, sort=True, dropna=False).ngroup().to_numpy()
-        keys = units.segments.groupby(by, sort=True, dropna=False).size().index
-        keys = [k if isinstance(k, tuple) else (k,) for k in keys]
+        grouped = units.segments.groupby(by, sort=True, dropna=False)
+        gcodes = grouped.ngroup().to_numpy()
+        keys = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index]
     else:
         gcodes = np.zeros(len(units.segments), dtype=np.int64)
         keys = [()]
+    G = len(keys)
+    ccode, cnames = pd.factorize(units.segments["criterion"].astype(str))
+    crit_scale = np.array([units.scale.get(c, 0) for c in cnames])[ccode]
+    q_scale = np.zeros(G, dtype=np.int64)
+    np.maximum.at(q_scale, gcodes, crit_scale)
     n_h = units.counts.sum(axis=1)
-    rows: list[dict] = []
-    total = len(keys) * (1 + len(jidx))
-    done = 0
-    crits = units.segments["criterion"].astype(str).to_numpy()
-    for g, key in enumerate(keys):
-        in_g = gcodes == g
-        q_scale = max((units.scale.get(c, 0) for c in np.unique(crits[in_g])), default=0)
-        label = dict(zip(by, key))
-        hm = in_g & (n_h >= 1)
-        if hm.any():
-            p = _compress(units.counts[hm], np.full(hm.sum(), -1), units.item[hm], units.values, n_boot=n_boot,
-                          rng=_seed_for(seed, (key, None)))
-            stats = _human_stats(p, q_scale)
-            two = (p.counts.sum(axis=1) >= 2).astype(float)
-            nr = float(p.weights[0] @ p.counts.sum(axis=1))
-            for r in _rows(stats, None, nr, float(p.weights[0] @ two), judge=None, level=level):
-                rows.append({**label, **r})
-        done += 1
+    rows: dict[int, list[dict]] = {g: [] for g in range(G)}
+    steps = 1 + len(chosen)
+    hm = n_h >= 1
+    if hm.any():
+        f = _family(units.counts[hm], np.full(int(hm.sum()), -1), units.item[hm], gcodes[hm], G, units.values,
+                    n_boot=n_boot, rngs=_rngs(seed, keys, None))
+        stats = _human_stats(f.counts, f.weights, f.values, q_scale)
+        n = f.counts.sum(axis=-1)
+        base = f.weights[:, 0, :]
+        for g, recs in _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), f.present,
+                                judge=None, level=level).items():
+            rows[g].extend(recs)
+    if progress:
+        progress(1 / steps)
+    for step, name in enumerate(chosen, start=2):
+        jc = units.judge_codes[units.judges.index(name)]
+        m = hm & (jc >= 0)
+        if m.any():
+            f = _family(units.counts[m], jc[m], units.item[m], gcodes[m], G, units.values, n_boot=n_boot,
+                        rngs=_rngs(seed, keys, name))
+            stats, ucount = _judge_stats(f, q_scale)
+            n = f.counts.sum(axis=-1)
+            base = f.weights[:, 0, :]
+            no_major = (base * (f.counts.max(axis=-1) <= n / 2)).sum(axis=-1)
+            for g, recs in _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G), f.present,
+                                    judge=name, level=level, no_major=no_major).items():
+                rows[g].extend(recs)
         if progress:
-            progress(done / total)
-        for ji, name in zip(jidx, chosen):
-            jc = units.judge_codes[ji]
-            m = in_g & (n_h >= 1) & (jc >= 0)
-            if m.any():
-                p = _compress(units.counts[m], jc[m], units.item[m], units.values, n_boot=n_boot,
-                              rng=_seed_for(seed, (key, name)))
-                stats, ucount = _judge_stats(p, q_scale)
-                nr = float(p.weights[0] @ (p.counts.sum(axis=1) + 1))
-                n = p.counts.sum(axis=1)
-                cmax = p.counts.max(axis=1)
-                no_major = float(p.weights[0] @ (cmax <= n / 2).astype(float))
-                extra = f"{int(no_major)} unit(s) without a strict human majority left out" if no_major else ""
-                for r in _rows(stats, ucount, nr, 0.0, judge=name, level=level, extra_note=extra):
-                    rows.append({**label, **r})
-            done += 1
-            if progress:
-                progress(done / total)
-    out = pd.DataFrame(rows, columns=[*by, *RESULT_COLUMNS])
+            progress(step / steps)
+    flat = [{**dict(zip(by, keys[g])), **r} for g in range(G) for r in rows[g]]
+    out = pd.DataFrame(flat, columns=[*by, *RESULT_COLUMNS])
     out["judge"] = out["judge"].astype(object).where(out["judge"].notna(), None)
     return out
