@@ -309,40 +309,47 @@ def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- statistics
 
 
-def _delta2(values: np.ndarray, metric: str, marg: np.ndarray) -> np.ndarray:
-    """Krippendorff's squared difference function, (..., q, q)."""
-    q = len(values)
-    if metric == "nominal":
-        return 1.0 - np.eye(q)
-    if metric == "interval":
-        return (values[:, None] - values[None, :]) ** 2
-    # ordinal: (sum_{g=c..k} n_g - (n_c + n_k)/2)^2 with n_g the marginal value frequencies
-    cum = np.concatenate([np.zeros(marg.shape[:-1] + (1,)), np.cumsum(marg, axis=-1)], axis=-1)
-    lo = np.minimum.outer(np.arange(q), np.arange(q))
-    hi = np.maximum.outer(np.arange(q), np.arange(q))
-    between = cum[..., hi + 1] - cum[..., lo]
-    return (between - (marg[..., :, None] + marg[..., None, :]) / 2.0) ** 2
-
-
 def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
-    """Krippendorff's alpha, :math:`1 - (N-1)\\sum o_{ck}\\delta^2_{ck} / \\sum n_c n_k \\delta^2_{ck}`, per metric."""
+    """Krippendorff's alpha per metric, without forming the q x q coincidence matrix.
+
+    :math:`\\alpha = 1 - (N-1) \\sum_{ck} o_{ck}\\delta^2_{ck} / \\sum_{ck} n_c n_k \\delta^2_{ck}` over
+    pairable units. Nominal: :math:`\\sum o\\delta^2 = N - \\operatorname{tr} O`. Interval:
+    :math:`\\delta_{ck} = v_c - v_k`. Ordinal: :math:`\\delta_{ck} = m_k - m_c` with the
+    mid-cumulative frequency :math:`m_c = \\sum_{g<c} n_g + n_c/2`, which is Krippendorff's
+    :math:`\\sum_{g=c}^{k} n_g - (n_c+n_k)/2`; so both are an interval metric on a position x and
+    :math:`\\sum o\\delta^2 = 2\\sum_c n_c x_c^2 - 2 x^\\top O x`, with
+    :math:`x^\\top O x = \\sum_u ((\\sum_c c_{uc} x_c)^2 - \\sum_c c_{uc} x_c^2)/(n_u-1)`. Cost O(patterns x q),
+    which matters for judges whose averaged scores take a hundred distinct values.
+    """
     n = C.sum(axis=-1)
-    q = C.shape[-1]
-    o = C[..., :, None] * C[..., None, :]
-    diag = np.arange(q)
-    o[..., diag, diag] -= C
-    o = o * _safe_div(np.ones_like(n), n - 1)[..., None, None] * (n >= 2)[..., None, None]
-    o = np.nan_to_num(o)
-    O = _mm(W, o.reshape(o.shape[0], o.shape[1], q * q)).reshape(W.shape[0], W.shape[1], q, q)
-    marg = O.sum(axis=-1)
+    pair = (n >= 2)
+    inv = np.where(pair, _safe_div(np.ones_like(n), n - 1), 0.0)
+    inv = np.nan_to_num(inv)
+    Cp = C * pair[..., None]
+    marg = _mm(W, Cp)  # (G, R, q) pairable value frequencies
     N = marg.sum(axis=-1)
     out = {}
-    for m in _METRICS:
-        d2 = _delta2(values, m, marg)
-        do = (O * d2).sum(axis=(-2, -1))
-        de = (marg[..., :, None] * marg[..., None, :] * d2).sum(axis=(-2, -1))
-        out[f"krippendorff_alpha_{m}"] = 1.0 - _safe_div((N - 1) * do, de)
-    return out
+    # nominal
+    diag = ((C * (C - 1)).sum(axis=-1)) * inv
+    do = N - _mm(W, diag)
+    de = N ** 2 - (marg ** 2).sum(axis=-1)
+    out["krippendorff_alpha_nominal"] = 1.0 - _safe_div((N - 1) * do, de)
+    # interval: positions are the values themselves
+    v = values
+    xox = (((C @ v) ** 2 - C @ v ** 2) * inv)
+    do = 2 * (marg @ v ** 2) - 2 * _mm(W, xox)
+    de = 2 * N * (marg @ v ** 2) - 2 * (marg @ v) ** 2
+    out["krippendorff_alpha_interval"] = 1.0 - _safe_div((N - 1) * do, de)
+    # ordinal: positions are mid-cumulative frequencies, one set per resample
+    m = np.cumsum(marg, axis=-1) - marg / 2.0  # (G, R, q)
+    Cm = np.matmul(m, C.transpose(0, 2, 1))  # (G, R, K): sum_c c_uc m_c
+    Cm2 = np.matmul(m ** 2, C.transpose(0, 2, 1))
+    xox = ((Cm ** 2 - Cm2) * inv[:, None, :] * W).sum(axis=-1)
+    s2 = (marg * m ** 2).sum(axis=-1)
+    do = 2 * s2 - 2 * xox
+    de = 2 * N * s2 - 2 * (marg * m).sum(axis=-1) ** 2
+    out["krippendorff_alpha_ordinal"] = 1.0 - _safe_div((N - 1) * do, de)
+    return {f"krippendorff_alpha_{k}": out[f"krippendorff_alpha_{k}"] for k in _METRICS}
 
 
 def _human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray) -> dict[str, np.ndarray]:
@@ -369,22 +376,41 @@ def _human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.n
     return out
 
 
-def _kappa(M: np.ndarray, wmat: np.ndarray) -> np.ndarray:
-    """Cohen's (weighted) kappa from (..., q, q) confusion matrices and agreement weights."""
-    tot = M.sum(axis=(-2, -1))
-    po = _safe_div((M * wmat).sum(axis=(-2, -1)), tot)
-    r, c = M.sum(axis=-1), M.sum(axis=-2)
-    pe = _safe_div(((r @ wmat) * c).sum(axis=-1), tot ** 2)
-    return _safe_div(po - pe, 1 - pe)
+def _kappas_f1(W: np.ndarray, major: np.ndarray, judge: np.ndarray, has_major: np.ndarray,
+               values: np.ndarray) -> dict[str, np.ndarray]:
+    """Cohen's kappa (unweighted and quadratic) and weighted F1 of the judge against the human majority.
 
-
-def _weighted_f1(M: np.ndarray) -> np.ndarray:
-    tp = np.diagonal(M, axis1=-2, axis2=-1)
-    support = M.sum(axis=-1)  # true (human majority) class in rows
-    predicted = M.sum(axis=-2)
+    From per-pattern agreement and the two marginal distributions, without a q x q confusion
+    matrix: :math:`\\kappa = (p_o - p_e)/(1 - p_e)`, :math:`p_e = \\sum_{ab} r_a c_b w_{ab} / N^2`;
+    quadratic weights :math:`w_{ab} = 1-(v_a-v_b)^2/s^2` give
+    :math:`\\sum r_a c_b w_{ab} = N^2 - (N\\sum r v^2 + N\\sum c v^2 - 2\\sum r v \\sum c v)/s^2`.
+    """
+    q = len(values)
+    hm = has_major.astype(float)
+    eye = np.eye(q)
+    R1 = eye[major] * hm[..., None]  # (G, K, q) one-hot of the majority
+    C1 = eye[judge] * hm[..., None]
+    r, c = _mm(W, R1), _mm(W, C1)  # (G, R, q)
+    tot = r.sum(axis=-1)
+    same = (major == judge) * hm
+    tp = _mm(W, R1 * same[..., None])
+    po = _safe_div(_mm(W, same), tot)
+    pe = _safe_div((r * c).sum(axis=-1), tot ** 2)
+    out = {"cohen_kappa": _safe_div(po - pe, 1 - pe)}
+    span2 = float(values.max() - values.min()) ** 2
+    if span2 > 0:
+        d = (values[major] - values[judge]) ** 2 / span2 * hm
+        po_q = _safe_div(tot - _mm(W, d), tot)
+        rv, cv = r @ values, c @ values
+        cross = tot ** 2 - (tot * (r @ values ** 2) + tot * (c @ values ** 2) - 2 * rv * cv) / span2
+        pe_q = _safe_div(cross, tot ** 2)
+        out["cohen_kappa_quadratic"] = _safe_div(po_q - pe_q, 1 - pe_q)
+    else:
+        out["cohen_kappa_quadratic"] = out["cohen_kappa"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        f1 = np.where(support + predicted > 0, 2 * tp / (support + predicted), 0.0)
-    return _safe_div((f1 * support).sum(axis=-1), support.sum(axis=-1))
+        f1 = np.where(r + c > 0, 2 * tp / (r + c), 0.0)
+    out["weighted_f1"] = _safe_div((f1 * r).sum(axis=-1), r.sum(axis=-1))
+    return out
 
 
 def _pair_sum(W: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -421,6 +447,28 @@ def _spearman(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
     return _safe_div(cov, np.sqrt(vx * vy))
 
 
+def _collapse(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge patterns with the same (x, y) within each group: rank statistics need only those points.
+
+    Returns weights (G, R, Kc) and the points' x and y (G, Kc); this keeps the pairwise
+    (Kc x Kc) products of tau and rho small when a judge's scores take many values.
+    """
+    G, K = x.shape
+    g = np.repeat(np.arange(G), K)
+    uniq, inv = np.unique(np.column_stack([g, x.ravel(), y.ravel()]), axis=0, return_inverse=True)
+    inv = inv.ravel()
+    ug = uniq[:, 0].astype(np.int64)
+    per = np.bincount(ug, minlength=G)
+    start = np.concatenate([[0], np.cumsum(per)[:-1]])
+    local = np.arange(len(uniq)) - start[ug]
+    Kc = int(per.max())
+    M = np.zeros((G, K, Kc))
+    M[g, np.tile(np.arange(K), G), local[inv]] = 1.0
+    xc, yc = np.zeros((G, Kc)), np.zeros((G, Kc))
+    xc[ug, local], yc[ug, local] = uniq[:, 1], uniq[:, 2]
+    return np.matmul(W, M), xc, yc
+
+
 def _judge_stats(f: _Family, q_scale: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Measures of one judge against the humans, (G, R) each, and the units each uses."""
     C, W, values = f.counts, f.weights, f.values
@@ -433,22 +481,14 @@ def _judge_stats(f: _Family, q_scale: np.ndarray) -> tuple[dict[str, np.ndarray]
     out: dict[str, np.ndarray] = {}
     units: dict[str, np.ndarray] = {}
     out["percent_agreement"] = _safe_div(_mm(W, (j == major) * hm), _mm(W, hm))
-    cells = np.zeros(C.shape[:2] + (q * q,))
-    gi, ki = np.nonzero(has_major)
-    cells[gi, ki, major[gi, ki] * q + j[gi, ki]] = 1.0
-    M = _mm(W, cells).reshape(W.shape[0], W.shape[1], q, q)
-    eye = np.eye(q)
-    span = values.max() - values.min()
-    quad = 1 - (values[:, None] - values[None, :]) ** 2 / span ** 2 if span > 0 else eye
-    out["cohen_kappa"] = _kappa(M, eye)
-    out["cohen_kappa_quadratic"] = _kappa(M, quad)
-    out["weighted_f1"] = _weighted_f1(M)
+    out.update(_kappas_f1(W, major, j, has_major, values))
     for m in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1"):
         units[m] = _mm(W, hm)
     x = values[j]
     y = np.nan_to_num(_safe_div(C @ values, n))
-    out["kendall_tau"] = _tau_b(x, y, W)
-    out["spearman_rho"] = _spearman(x, y, W)
+    Wc, xc, yc = _collapse(W, x, y)
+    out["kendall_tau"] = _tau_b(xc, yc, Wc)
+    out["spearman_rho"] = _spearman(xc, yc, Wc)
     units["kendall_tau"] = units["spearman_rho"] = W.sum(axis=-1)
     # The judge as one more rater, against the humans alone on the same units.
     Cj = C + np.eye(q)[j] * (n > 0)[..., None]
