@@ -203,6 +203,20 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
                  item=unit_item, segments=pd.DataFrame(seg), scale=scale)
 
 
+def fractional_judges(units: Units) -> list[str]:
+    """Judges that give non-integer scores while every human score is an integer.
+
+    Such scores (e.g. averages over samples, as in HANNA) almost never equal the human
+    majority, so exact-match measures (PA, kappa, F1) are low by construction; rank and
+    interval measures (tau, rho, alpha interval) remain meaningful.
+    """
+    human_cats = units.counts.sum(axis=0) > 0
+    if not np.all(units.values[human_cats] == np.round(units.values[human_cats])):
+        return []
+    frac = units.values != np.round(units.values)
+    return [name for name, codes in zip(units.judges, units.judge_codes) if frac[codes[codes >= 0]].any()]
+
+
 def default_by(units: Units) -> list[str]:
     """The default grouping: language and criterion, where the table has them."""
     return [c for c in ("language", "criterion") if c in units.segments.columns]

@@ -76,8 +76,9 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
         customdata=sub["hover"], hovertemplate="%{y}<br>%{customdata}<extra></extra>",
         marker={"size": 10, "color": np.where(flags, "#c92a2a", "#3b5bdb")},
     ))
-    fig.update_layout(title=title, height=max(260, 34 * len(x) + 120), xaxis={"title": measure, "range": [zmin, zmax]},
-                      yaxis={"title": by[0] if by else "", "autorange": "reversed"})
+    fig.update_layout(title=title, height=max(300, 44 * len(x) + 150), margin={"t": 80},
+                      xaxis={"title": measure, "range": [zmin, zmax]},
+                      yaxis={"title": by[0] if by else "", "autorange": "reversed", "range": [len(x) - 0.4, -0.8]})
     return fig
 
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from evalcore import plots, ui
-from evalcore.agreement import HUMAN_MEASURES, JUDGE_MEASURES, segment_columns
+from evalcore.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractional_judges, segment_columns
 
 ui.page("Agreement", icon=":material/handshake:")
 st.title("Agreement: can the judge be trusted, and where?")
@@ -32,6 +32,12 @@ with ui.guard("Computing agreement"):
     measures = HUMAN_MEASURES if judge is None else JUDGE_MEASURES
     measure = s2.selectbox("Measure", measures, key=f"ag_measure_{judge is None}",
                            format_func=lambda m: m.replace("_", " "))
+    frac = fractional_judges(units)
+    if judge in frac:
+        st.info(f"{judge} gives non-integer scores (e.g. averages of several samples) while humans use whole "
+                "numbers, so its scores rarely equal the human majority: percent agreement, Cohen's kappa and F1 "
+                "are low by construction. Read Kendall's tau, Spearman's rho and the interval alpha instead.",
+                icon=":material/info:")
     st.plotly_chart(plots.agreement_figure(table, measure=measure, judge=judge, by=by), key="ag_fig")
     st.caption("Hover a cell for its estimate, 95% interval and n. ▼ marks cells where the judge agrees with humans "
                "significantly less than humans agree with each other (pairwise agreement gap, interval below 0). "
@@ -64,7 +70,9 @@ with ui.guard("Computing agreement"):
         filters["criterion"] = st.selectbox("Criterion", crits, key="ag_crit")
     for extra in [c for c in by if c not in ("criterion", facet)]:
         filters[extra] = st.selectbox(extra, sorted(map(str, dist[extra].dropna().unique())), key=f"ag_f_{extra}")
-    shown_dist = dist[dist["source"].isin(["humans", *judges])]
+    shown_judge = judge or (judges[0] if judges else None)
+    shown_dist = dist[dist["source"].isin(["humans", shown_judge])]
+    st.caption(f"Humans next to {shown_judge or 'no judge'} (choose the judge under 'Whose agreement' above).")
     st.plotly_chart(plots.class_distribution_figure(shown_dist, row=facet, filters=filters), key="cd_fig")
     st.caption("Units with 2+ annotators, split by whether all (full), some (partial) or none of them gave the same "
                "score. Bars are the share of each score: the humans' own ratings next to each judge's. A judge that "

@@ -309,3 +309,13 @@ def test_sample_data_shows_its_designed_effects():
     skew = (top[top["source"] != "humans"].groupby("language")["top_share"].mean()
             - top[top["source"] == "humans"].groupby("language")["top_share"].mean())
     assert skew[["Bengali", "Hindi"]].min() > skew[latin_high].max()
+
+
+def test_fractional_judges_are_named():
+    from evalcore.agreement import fractional_judges
+
+    df = pd.DataFrame({"item_id": ["a", "a", "a", "a", "b", "b", "b", "b"],
+                       "rater": ["h1", "h2", "avg", "int"] * 2, "rater_kind": ["human", "human", "judge", "judge"] * 2,
+                       "criterion": "x", "score": [1.0, 2.0, 1.5, 2.0, 3.0, 3.0, 3.0, 3.0]})
+    assert fractional_judges(prepare(df)) == ["avg"]
+    assert fractional_judges(prepare(pd.read_csv(ROOT / "sample_data" / "ratings_multilingual.csv"))) == []
