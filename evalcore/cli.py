@@ -171,6 +171,35 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bias(args: argparse.Namespace) -> int:
+    from .bias_report import bias_report
+
+    ing = _ratings(args)
+    by = [] if args.by in (None, ["none"]) else args.by
+    rep = bias_report(ing.frame, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed)
+    if args.json:
+        json.dump(_records(rep.records), sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    w = sys.stdout.write
+    w(f"bias audit of {ing.source}" + (f", grouped by {', '.join(by)}" if by else "")
+      + f"; {args.boot} bootstrap resamples (seed {args.seed}); flagged = significant at 5%\n")
+    for section, reason in rep.skipped:
+        w(f"skipped {section}: {reason}\n")
+    flagged = rep.results[rep.results["flagged"]]
+    w(f"\n{len(flagged)} flagged result(s) out of {len(rep.results)}\n")
+    if len(flagged):
+        shown = flagged.drop(columns=["flagged"]).copy()
+        for c in ("estimate", "ci_low", "ci_high"):
+            shown[c] = shown[c].map(lambda v: "" if v != v else f"{v:.3f}")
+        w(shown.to_string(index=False) + "\n")
+    if len(rep.recommendations):
+        w("\nwhat to do:\n")
+        for r in rep.recommendations.itertuples():
+            w(f"- {r.finding} ({r.judges}) -> {r.recommendation} [{r.source}]\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -193,6 +222,18 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
     a.add_argument("--json", action="store_true", help="print tidy JSON records")
     a.set_defaults(func=cmd_agreement)
+
+    b = sub.add_parser("bias", help="familiarity, score distribution, anchoring and self-consistency of judges",
+                       description="Stureborg et al.'s and Hada et al.'s bias diagnostics, judge against humans, "
+                                   "with 95%% bootstrap intervals over items and a flag where an effect is "
+                                   "significant at 5%%.")
+    _add_input_args(b)
+    b.add_argument("--by", nargs="+", metavar="COL", help="group by these columns, e.g. language (default: none)")
+    b.add_argument("--judge", action="append", metavar="NAME", help="audit only this judge (repeatable)")
+    b.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap resamples (0: no intervals, no flags)")
+    b.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    b.add_argument("--json", action="store_true", help="print tidy JSON records")
+    b.set_defaults(func=cmd_bias)
     return parser
 
 

@@ -114,3 +114,113 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 60 / (170 * n_rows + 140),
                               "x": 0, "title": {"text": "ratings by "}})
     return fig
+
+
+# --------------------------------------------------------------------------- bias
+
+
+def _source_colors(sources) -> dict[str, str]:
+    others = [s for s in sources if s != "humans"]
+    return {"humans": "#888888", **{s: PALETTE[1 + i % (len(PALETTE) - 1)] for i, s in enumerate(others)}}
+
+
+def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = None) -> go.Figure:
+    """Share of each score, humans next to each judge, for one criterion (optionally one row per group)."""
+    sub = freq[freq["criterion"].astype(str) == str(criterion)].copy()
+    if sub.empty:
+        return go.Figure().update_layout(title=f"No scores for {criterion}", height=200)
+    sub["score"] = sub["score"].map(lambda v: f"{v:g}")
+    order = ["humans", *sorted(set(sub["source"]) - {"humans"})]
+    n_rows = sub[row].nunique() if row else 1
+    fig = px.bar(sub, x="score", y="share", color="source", barmode="group", facet_row=row,
+                 category_orders={"source": order}, color_discrete_map=_source_colors(order),
+                 custom_data=["count"], labels={"share": "share of ratings"})
+    fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]} ratings)<extra></extra>")
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_layout(title=f"Scores given on {criterion}", height=max(320, 150 * n_rows + 170), margin={"t": 120},
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 40 / (150 * n_rows + 50), "x": 0,
+                              "title": {"text": ""}})
+    return fig
+
+
+def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = True,
+                  title: str | None = None) -> go.Figure:
+    """One measure with its 95% interval, one dot per ``y`` value and judge; flagged dots in red."""
+    sub = records[(records["measure"] == measure) & records["estimate"].notna()].copy()
+    if sub.empty:
+        return go.Figure().update_layout(title=f"No {measure} to show", height=200)
+    sub["judge"] = sub["judge"].fillna("humans")
+    sub[y] = sub[y].fillna("all").astype(str)
+    fig = go.Figure()
+    colors = _source_colors(sorted(sub["judge"].unique()))
+    for judge, g in sub.groupby("judge", sort=True):
+        fig.add_trace(go.Scatter(
+            x=g["estimate"], y=g[y], mode="markers", name=judge,
+            error_x={"type": "data", "array": (g["ci_high"] - g["estimate"]).clip(lower=0),
+                     "arrayminus": (g["estimate"] - g["ci_low"]).clip(lower=0), "visible": True,
+                     "color": colors[judge]},
+            marker={"size": 10, "color": np.where(g["flagged"], "#c92a2a", colors[judge]),
+                    "line": {"width": 1.5, "color": colors[judge]}, "symbol": np.where(g["flagged"], "diamond", "circle")},
+            customdata=np.column_stack([g["ci_low"], g["ci_high"], g["n"], g["flagged"].map({True: "significant", False: ""})]),
+            hovertemplate=f"%{{y}} · {judge}<br>{measure} %{{x:.3f}} [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]"
+                          "<br>n = %{customdata[2]} items %{customdata[3]}<extra></extra>",
+        ))
+    if zero:
+        fig.add_vline(x=0, line={"color": "#555", "dash": "dot"})
+    n = sub[y].nunique()
+    fig.update_layout(title=title or measure.replace("_", " "), height=max(260, 38 * n + 150),
+                      yaxis={"autorange": "reversed", "title": y}, xaxis={"title": measure},
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.25 if n < 4 else -0.08, "x": 0},
+                      margin={"t": 70, "b": 90})
+    return fig
+
+
+def perplexity_by_score_figure(table: pd.DataFrame, *, criterion: str) -> go.Figure:
+    """Mean perplexity of the texts given each score, humans next to each judge (Stureborg et al. Fig. 2)."""
+    sub = table[table["criterion"].astype(str) == str(criterion)]
+    fig = go.Figure()
+    colors = _source_colors(sorted(sub["source"].unique()))
+    for source, g in sub.groupby("source", sort=True):
+        fig.add_trace(go.Scatter(
+            x=g["score"], y=g["mean_perplexity"], mode="lines+markers", name=source, line={"color": colors[source]},
+            error_y={"type": "data", "array": (g["ci_high"] - g["mean_perplexity"]).clip(lower=0),
+                     "arrayminus": (g["mean_perplexity"] - g["ci_low"]).clip(lower=0), "visible": True},
+            customdata=g[["n"]], hovertemplate="score %{x}: mean perplexity %{y:.2f} (n=%{customdata[0]})<extra></extra>",
+        ))
+    fig.update_layout(title=f"Mean perplexity by score, {criterion}", xaxis={"title": "score", "dtick": 1},
+                      yaxis={"title": "mean perplexity"}, height=360,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+    return fig
+
+
+def correlation_heatmaps(corr: pd.DataFrame, *, sources: Sequence[str]) -> go.Figure:
+    """Correlation between criteria, one heatmap per source, side by side."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=len(sources), subplot_titles=list(sources), horizontal_spacing=0.08)
+    for i, source in enumerate(sources, start=1):
+        sub = corr[corr["source"] == source]
+        m = sub.pivot_table(index="criterion_a", columns="criterion_b", values="r", aggfunc="first", dropna=False)
+        fig.add_trace(go.Heatmap(z=m.to_numpy(dtype=float), x=list(map(str, m.columns)), y=list(map(str, m.index)),
+                                 zmin=-1, zmax=1, colorscale="RdBu", showscale=i == len(sources),
+                                 text=np.vectorize(lambda v: "" if not np.isfinite(v) else f"{v:.2f}")(m.to_numpy(dtype=float)),
+                                 texttemplate="%{text}", hovertemplate="%{y} vs %{x}: r = %{z:.3f}<extra></extra>"),
+                      row=1, col=i)
+        fig.update_yaxes(autorange="reversed", row=1, col=i)
+    fig.update_layout(height=380, title="Correlation between criteria across items")
+    return fig
+
+
+def conditional_figure(table: pd.DataFrame) -> go.Figure:
+    """Distribution of a target criterion when another is above vs at or below a threshold (Stureborg Fig. 4)."""
+    sub = table.copy()
+    sub["score"] = sub["score"].map(lambda v: f"{v:g}")
+    sub["condition"] = sub["condition"].map({"above": "given above threshold", "at_or_below": "given at or below"})
+    fig = px.bar(sub, x="score", y="share", color="condition", barmode="group", facet_col="source",
+                 custom_data=["count", "n"], color_discrete_sequence=["#3b5bdb", "#f08c00"])
+    fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]} of %{customdata[1]})<extra></extra>")
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_layout(height=360, legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "title": ""})
+    return fig

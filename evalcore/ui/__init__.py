@@ -215,3 +215,33 @@ def class_distribution(*, by: tuple) -> pd.DataFrame:
     """Cached :func:`evalcore.distributions.class_distribution` on the current dataset."""
     did, stamp = _stamp()
     return _class_distribution(str(workspace().path), did, stamp, tuple(by))
+
+
+def bias_records(*, by: tuple, judges: tuple | None, n_boot: int, seed: int) -> pd.DataFrame:
+    """:func:`evalcore.bias_report.bias_report` records on the current dataset: cached, stored, with progress."""
+    from ..bias_report import bias_report
+
+    ratings = require_table(RATINGS)
+    params = {"by": list(by), "judges": list(judges) if judges is not None else None, "n_boot": n_boot, "seed": seed}
+    return cached_result(
+        "bias", params,
+        lambda progress: bias_report(ratings, by=by, judges=judges, n_boot=n_boot, seed=seed, progress=progress).records,
+        label=f"Running the bias diagnostics ({n_boot:,} resamples)...")
+
+
+@st.cache_data(show_spinner="Computing...", max_entries=32)
+def _detail(path: str, dataset_id: str, stamp: str, name: str, params: str) -> pd.DataFrame:
+    from .. import bias, scale
+
+    frame = _table(path, dataset_id, RATINGS, stamp)
+    kwargs = json.loads(params)
+    fn = {"score_frequencies": scale.score_frequencies, "perplexity_by_score": bias.perplexity_by_score,
+          "criterion_correlations": bias.criterion_correlations,
+          "conditional_distribution": bias.conditional_distribution}[name]
+    return fn(frame, **kwargs)
+
+
+def detail(name: str, **kwargs) -> pd.DataFrame:
+    """A plot table of the bias functions on the current dataset (cached): ``name`` and its options."""
+    did, stamp = _stamp()
+    return _detail(str(workspace().path), did, stamp, name, json.dumps(kwargs, sort_keys=True))

@@ -1,0 +1,98 @@
+"""Bias: how is the judge biased, and what to do about it? (Stureborg et al. 2024; Hada et al. 2024)"""
+
+import streamlit as st
+
+from evalcore import plots, ui
+from evalcore.agreement import segment_columns
+from evalcore.bias_report import BiasReport
+
+ui.page("Bias", icon=":material/balance:")
+st.title("Bias: how is the judge biased, and what to do about it?")
+st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
+           "the humans, with 95% bootstrap intervals over items. A result is flagged when the judge's effect is "
+           "significant at the 5% level.")
+
+ratings = ui.require_table("ratings")
+with ui.guard("Running the bias diagnostics"):
+    judges_all = sorted(ratings.loc[ratings["rater_kind"] == "judge", "rater"].unique())
+    c1, c2, c3, c4 = st.columns([2, 3, 1, 1])
+    segs = [c for c in segment_columns(ratings) if c != "criterion"]
+    by = c1.multiselect("Break down by", segs, default=["language"] if "language" in segs else [], key="bi_by")
+    judges = c2.multiselect("Judges", judges_all, default=judges_all, key="bi_judges")
+    n_boot = int(c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="bi_boot"))
+    seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key="bi_seed"))
+    rep = BiasReport(ui.bias_records(by=tuple(by), judges=tuple(judges), n_boot=n_boot, seed=seed))
+    res = rep.results
+
+    st.subheader("What we found")
+    if rep.recommendations.empty:
+        st.success("No bias is flagged for the selected judges." if n_boot else
+                   "Set resamples above 0 to test for biases.", icon=":material/check_circle:")
+    for r in rep.recommendations.itertuples():
+        st.warning(f"**{r.finding}** Found for {r.judges}" + (f" on {r.criteria}" if r.criteria else "")
+                   + f".  \n**What to do:** {r.recommendation} *({r.source})*  \n{r.evidence}.", icon=":material/flag:")
+    for section, reason in rep.skipped:
+        st.info(f"{section.replace('_', ' ').capitalize()} was not run: {reason}.", icon=":material/info:")
+
+    crits = sorted(ratings["criterion"].astype(str).unique())
+    t1, t2, t3, t4, t5 = st.tabs(["Score distribution", "Familiarity", "Anchoring", "Self-consistency", "All numbers"])
+    with t1:
+        crit = st.selectbox("Criterion", crits, key="bi_crit_scale")
+        row = by[0] if by else None
+        freq = ui.detail("score_frequencies", by=[row] if row else [], judges=judges)
+        st.plotly_chart(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
+        st.caption("Share of each score. A judge skewed toward the top of the scale has taller bars on the right "
+                   "than the humans (Hada et al. report this for GPT-4, stronger in low-resource languages).")
+        y = by[0] if by else "criterion"
+        st.plotly_chart(plots.effect_figure(res, measure="mean_shift", y=y, title="Judge mean minus human mean, "
+                                            "same items"), key="bi_shift")
+        st.caption("Mean shift with its 95% interval; red diamonds are significant. Entropy, top-score share and "
+                   "round-number excess are in 'All numbers'.")
+    with t2:
+        if "familiarity" in dict(rep.skipped):
+            st.info("Needs a 'perplexity' column, or a 'text' column for a local proxy.", icon=":material/info:")
+        else:
+            st.plotly_chart(plots.effect_figure(res, measure="tau_difference", y=by[0] if by else "criterion",
+                                                title="Kendall's tau of score vs perplexity: judge minus humans"),
+                            key="bi_tau")
+            st.caption("Negative: the judge rewards low-perplexity (familiar) text more than humans do. Tau is "
+                       "computed per criterion, the difference on items both rated.")
+            crit_f = st.selectbox("Criterion", crits, key="bi_crit_fam")
+            pbs = ui.detail("perplexity_by_score", judges=judges, n_boot=min(n_boot, 500), seed=seed)
+            st.plotly_chart(plots.perplexity_by_score_figure(pbs, criterion=crit_f), key="bi_pbs")
+            st.caption("Stureborg et al.'s Fig. 2: a judge with familiarity bias gives its top scores to texts with "
+                       "clearly lower perplexity than the texts humans rate top.")
+    with t3:
+        if "anchoring" in dict(rep.skipped):
+            st.info("Needs two or more criteria scored on the same items.", icon=":material/info:")
+        else:
+            st.plotly_chart(plots.effect_figure(res, measure="r_difference", y=by[0] if by else "judge",
+                                                title="Mean correlation between criteria: judge minus humans"),
+                            key="bi_r")
+            corr_judge = st.selectbox("Judge", judges, key="bi_corr_judge") if judges else None
+            corr = ui.detail("criterion_correlations", judges=judges, n_boot=0, seed=seed)
+            st.plotly_chart(plots.correlation_heatmaps(corr, sources=["humans", *([corr_judge] if corr_judge else [])]),
+                            key="bi_corr")
+            st.caption("A judge that anchors on the first criterion it scores makes its criteria far more correlated "
+                       "than humans' (Stureborg et al.: r = 0.979 for GPT-4 against 0.315 for humans).")
+            a1, a2, a3 = st.columns(3)
+            given = a1.selectbox("Given criterion", crits, key="bi_given")
+            target = a2.selectbox("Target criterion", [c for c in crits if c != given], key="bi_target")
+            levels = sorted(ratings.loc[ratings["criterion"] == given, "score"].unique())
+            thr = a3.selectbox("Threshold (above vs at or below)", levels[:-1] or levels, key="bi_thr")
+            cond = ui.detail("conditional_distribution", given=given, target=target, threshold=float(thr),
+                             judges=judges, n_boot=0, seed=seed)
+            st.plotly_chart(plots.conditional_figure(cond), key="bi_cond")
+            st.caption(f"Stureborg et al.'s Fig. 4: the {target} scores when {given} is high vs low. If the judge's "
+                       "two bar sets differ much more than the humans', its criteria are anchored.")
+    with t4:
+        st.plotly_chart(plots.effect_figure(res, measure="alpha_difference", y=by[0] if by else "criterion",
+                                            title="Krippendorff's alpha across the judge's samples minus humans' "
+                                                  "inter-annotator alpha"), key="bi_alpha")
+        st.caption("Negative: the judge disagrees with itself across repeated samples more than annotators disagree "
+                   "with each other (Stureborg et al. Table 4). Judges sampled once have no value here.")
+    with t5:
+        shown = res.assign(judge=res["judge"].fillna("(humans)"))
+        st.dataframe(shown, hide_index=True, column_config={
+            c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "ci_low", "ci_high")})
+        ui.download_csv(shown, file_name="bias.csv", key="bi_dl")
