@@ -35,16 +35,19 @@ with ui.guard("Running the bias diagnostics"):
         st.info(f"{section.replace('_', ' ').capitalize()} was not run: {reason}.", icon=":material/info:")
 
     crits = sorted(ratings["criterion"].astype(str).unique())
+    crit = st.selectbox("Criterion", crits, key="bi_crit",
+                        help="Shown in every tab; without a breakdown the effect plots list all criteria.")
+    # Grouped views show one criterion (rows = groups); ungrouped ones list the criteria as rows.
+    view = res[(res["criterion"].astype(str) == crit) | res["criterion"].isna()] if by else res
+    y = by[0] if by else "criterion"
     t1, t2, t3, t4, t5 = st.tabs(["Score distribution", "Familiarity", "Anchoring", "Self-consistency", "All numbers"])
     with t1:
-        crit = st.selectbox("Criterion", crits, key="bi_crit_scale")
         row = by[0] if by else None
         freq = ui.detail("score_frequencies", by=[row] if row else [], judges=judges)
         st.plotly_chart(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
         st.caption("Share of each score. A judge skewed toward the top of the scale has taller bars on the right "
                    "than the humans (Hada et al. report this for GPT-4, stronger in low-resource languages).")
-        y = by[0] if by else "criterion"
-        st.plotly_chart(plots.effect_figure(res, measure="mean_shift", y=y, title="Judge mean minus human mean, "
+        st.plotly_chart(plots.effect_figure(view, measure="mean_shift", y=y, title="Judge mean minus human mean, "
                                             "same items"), key="bi_shift")
         st.caption("Mean shift with its 95% interval; red diamonds are significant. Entropy, top-score share and "
                    "round-number excess are in 'All numbers'.")
@@ -52,21 +55,20 @@ with ui.guard("Running the bias diagnostics"):
         if "familiarity" in dict(rep.skipped):
             st.info("Needs a 'perplexity' column, or a 'text' column for a local proxy.", icon=":material/info:")
         else:
-            st.plotly_chart(plots.effect_figure(res, measure="tau_difference", y=by[0] if by else "criterion",
+            st.plotly_chart(plots.effect_figure(view, measure="tau_difference", y=y,
                                                 title="Kendall's tau of score vs perplexity: judge minus humans"),
                             key="bi_tau")
             st.caption("Negative: the judge rewards low-perplexity (familiar) text more than humans do. Tau is "
                        "computed per criterion, the difference on items both rated.")
-            crit_f = st.selectbox("Criterion", crits, key="bi_crit_fam")
             pbs = ui.detail("perplexity_by_score", judges=judges, n_boot=min(n_boot, 500), seed=seed)
-            st.plotly_chart(plots.perplexity_by_score_figure(pbs, criterion=crit_f), key="bi_pbs")
+            st.plotly_chart(plots.perplexity_by_score_figure(pbs, criterion=crit), key="bi_pbs")
             st.caption("Stureborg et al.'s Fig. 2: a judge with familiarity bias gives its top scores to texts with "
                        "clearly lower perplexity than the texts humans rate top.")
     with t3:
         if "anchoring" in dict(rep.skipped):
             st.info("Needs two or more criteria scored on the same items.", icon=":material/info:")
         else:
-            st.plotly_chart(plots.effect_figure(res, measure="r_difference", y=by[0] if by else "judge",
+            st.plotly_chart(plots.effect_figure(view, measure="r_difference", y=by[0] if by else "judge",
                                                 title="Mean correlation between criteria: judge minus humans"),
                             key="bi_r")
             corr_judge = st.selectbox("Judge", judges, key="bi_corr_judge") if judges else None
@@ -86,7 +88,7 @@ with ui.guard("Running the bias diagnostics"):
             st.caption(f"Stureborg et al.'s Fig. 4: the {target} scores when {given} is high vs low. If the judge's "
                        "two bar sets differ much more than the humans', its criteria are anchored.")
     with t4:
-        st.plotly_chart(plots.effect_figure(res, measure="alpha_difference", y=by[0] if by else "criterion",
+        st.plotly_chart(plots.effect_figure(view, measure="alpha_difference", y=y,
                                             title="Krippendorff's alpha across the judge's samples minus humans' "
                                                   "inter-annotator alpha"), key="bi_alpha")
         st.caption("Negative: the judge disagrees with itself across repeated samples more than annotators disagree "
