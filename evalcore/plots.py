@@ -146,7 +146,7 @@ def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = 
 
 def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = True,
                   title: str | None = None) -> go.Figure:
-    """One measure with its 95% interval, one dot per ``y`` value and judge; flagged dots in red."""
+    """One measure with its 95% interval, one dot per ``y`` value and judge; significant ones are outlined diamonds."""
     sub = records[(records["measure"] == measure) & records["estimate"].notna()].copy()
     if sub.empty:
         return go.Figure().update_layout(title=f"No {measure} to show", height=200)
@@ -160,8 +160,9 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
             error_x={"type": "data", "array": (g["ci_high"] - g["estimate"]).clip(lower=0),
                      "arrayminus": (g["estimate"] - g["ci_low"]).clip(lower=0), "visible": True,
                      "color": colors[judge]},
-            marker={"size": 10, "color": np.where(g["flagged"], "#c92a2a", colors[judge]),
-                    "line": {"width": 1.5, "color": colors[judge]}, "symbol": np.where(g["flagged"], "diamond", "circle")},
+            marker={"size": np.where(g["flagged"], 13, 9), "color": colors[judge],
+                    "line": {"width": np.where(g["flagged"], 2, 0), "color": "#1f2430"},
+                    "symbol": np.where(g["flagged"], "diamond", "circle")},
             customdata=np.column_stack([g["ci_low"], g["ci_high"], g["n"], g["flagged"].map({True: "significant", False: ""})]),
             hovertemplate=f"%{{y}} · {judge}<br>{measure} %{{x:.3f}} [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]"
                           "<br>n = %{customdata[2]} items %{customdata[3]}<extra></extra>",
@@ -171,8 +172,8 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
     n = sub[y].nunique()
     fig.update_layout(title=title or measure.replace("_", " "), height=max(260, 38 * n + 150),
                       yaxis={"autorange": "reversed", "title": y}, xaxis={"title": measure},
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.25 if n < 4 else -0.08, "x": 0},
-                      margin={"t": 70, "b": 90})
+                      legend={"orientation": "h", "yanchor": "top", "y": -60 / max(260, 38 * n + 150) - 0.1, "x": 0},
+                      margin={"t": 70, "b": 120})
     return fig
 
 

@@ -41,6 +41,10 @@ RULES: tuple[Rule, ...] = (
          "The judge gives higher scores than humans (skew toward the top of the scale).",
          "Calibrate the judge against human judgments before use, separately in each language where the shift "
          "is found (native speakers), and report calibrated rather than raw scores.", HADA, "positive"),
+    Rule("low_shift", "score_distribution", ("mean_shift",),
+         "The judge gives lower scores than humans.",
+         "Calibrate the judge against human judgments before use (per language where it applies), and do not "
+         "compare its raw scores with human-rated results.", HADA, "negative"),
     Rule("granularity", "score_distribution", ("entropy_difference",),
          "The judge uses less of the scale than humans (low granularity).",
          "Widen the scale to 1-10 and anchor each point with a description.", STUREBORG, "negative"),
@@ -49,7 +53,7 @@ RULES: tuple[Rule, ...] = (
          "Use a shorter scale (1-10) or ask for a rating per described level instead of a free number.",
          STUREBORG, "positive"),
     Rule("anchoring", "anchoring", ("r_difference",),
-         "Criteria scored in one prompt are anchored: the judge's criteria are far more correlated than humans'.",
+         "The judge's criteria are far more correlated than humans' (anchoring, when they are scored in one prompt).",
          "Judge one criterion per call (predict only one attribute per generation).", STUREBORG, "positive"),
     Rule("position", "anchoring", ("agreement_position_slope",),
          "Agreement with humans changes with the criterion's position in the prompt.",

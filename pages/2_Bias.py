@@ -18,7 +18,9 @@ with ui.guard("Running the bias diagnostics"):
     c1, c2, c3, c4 = st.columns([2, 3, 1, 1])
     segs = [c for c in segment_columns(ratings) if c != "criterion"]
     by = c1.multiselect("Break down by", segs, default=["language"] if "language" in segs else [], key="bi_by")
-    judges = c2.multiselect("Judges", judges_all, default=judges_all, key="bi_judges")
+    # Many judges crowd every chart: start with a few, the user adds more.
+    judges = c2.multiselect("Judges", judges_all, default=judges_all if len(judges_all) <= 6 else judges_all[:4],
+                            key="bi_judges", help=f"{len(judges_all)} judges in this dataset.")
     n_boot = int(c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="bi_boot"))
     seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key="bi_seed"))
     rep = BiasReport(ui.bias_records(by=tuple(by), judges=tuple(judges), n_boot=n_boot, seed=seed))
@@ -49,7 +51,7 @@ with ui.guard("Running the bias diagnostics"):
                    "than the humans (Hada et al. report this for GPT-4, stronger in low-resource languages).")
         st.plotly_chart(plots.effect_figure(view, measure="mean_shift", y=y, title="Judge mean minus human mean, "
                                             "same items"), key="bi_shift")
-        st.caption("Mean shift with its 95% interval; red diamonds are significant. Entropy, top-score share and "
+        st.caption("Mean shift with its 95% interval; outlined diamonds are significant. Entropy, top-score share and "
                    "round-number excess are in 'All numbers'.")
     with t2:
         if "familiarity" in dict(rep.skipped):

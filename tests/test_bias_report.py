@@ -111,7 +111,7 @@ def test_bias_page_on_sample(ws):
     at = _bias_page()
     assert not at.exception, [e.value for e in at.exception]
     findings = " ".join(w.value for w in at.warning)
-    assert "familiar" in findings and "anchored" in findings and "Judge one criterion per call" in findings
+    assert "familiar" in findings and "anchoring" in findings and "Judge one criterion per call" in findings
     at.multiselect(key="bi_by").set_value([]).run()
     assert not at.exception
     at.selectbox(key="bi_given").set_value("OCQ").run()

@@ -171,6 +171,11 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
             assert not _exceptions(page)
             assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
             page.screenshot(path=str(SHOTS / "page_Agreement_hanna.png"), full_page=True)
+            page.goto(f"{server.url}/Bias", wait_until="domcontentloaded")
+            _settle(page, timeout=180_000)
+            assert not _exceptions(page)
+            assert page.get_by_text("What we found").count() == 1
+            page.screenshot(path=str(SHOTS / "page_Bias_hanna.png"), full_page=True)
             page.goto(server.url, wait_until="domcontentloaded")
             _settle(page)
 
