@@ -63,7 +63,7 @@ from .errors import DataError
 __all__ = [
     "FAMILIARITY", "ANCHORING", "HUMANS", "ALPHA", "PROXY_LABEL", "FLAG_MEASURES", "RESULT_COLUMNS",
     "BiasNotApplicable", "familiarity", "perplexity_by_score", "perplexity_proxy", "anchoring",
-    "conditional_distribution", "criterion_correlations", "summary",
+    "conditional_distribution", "criterion_correlations",
 ]
 
 FAMILIARITY = "familiarity"
@@ -1296,37 +1296,3 @@ def criterion_correlations(
                             "n": n_units, "note": note})
     cols = ["source", *prep.by, "criterion_a", "criterion_b", "r", "ci_low", "ci_high", "n", "note"]
     return pd.DataFrame.from_records(out, columns=cols)
-
-
-def summary(
-    ratings: pd.DataFrame,
-    *,
-    by: Sequence[str] = (),
-    judges: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-    perplexity: str | None = None,
-) -> pd.DataFrame:
-    """Both sections, :func:`familiarity` then :func:`anchoring`, in one table (for the CLI and reports).
-
-    A section the data cannot support (no perplexity or text; fewer than two criteria) is
-    one row with ``measure='not_available'`` and the reason in ``note``; every other
-    :class:`DataError` is raised.
-    """
-    by = [by] if isinstance(by, str) else list(by)
-    parts = []
-    for section, fn, kw in ((FAMILIARITY, familiarity, {"perplexity": perplexity}), (ANCHORING, anchoring, {})):
-        b = [c for c in by if not (section == ANCHORING and c == "criterion")]
-        try:
-            parts.append(fn(ratings, by=b, judges=judges, n_boot=n_boot, seed=seed, **kw))
-        except BiasNotApplicable as e:
-            parts.append(pd.DataFrame([{"section": section, "judge": None, "criterion": None,
-                                        "measure": "not_available", "estimate": np.nan, "ci_low": np.nan,
-                                        "ci_high": np.nan, "n": 0, "flagged": False, "note": e.problem}]))
-    cols = ["section", "judge", "criterion", *[c for c in by if c != "criterion"], *RESULT_COLUMNS[3:]]
-    out = pd.concat([p.reindex(columns=cols) for p in parts], ignore_index=True)
-    for c in ("judge", "criterion"):
-        out[c] = out[c].astype(object).where(out[c].notna(), None)
-    out["flagged"] = out["flagged"].astype(bool)
-    out["n"] = out["n"].astype(np.int64)
-    return out

@@ -16,7 +16,7 @@ from scipy.stats import kendalltau, pearsonr
 from evalcore import bias
 from evalcore.bias import (
     FLAG_MEASURES, PROXY_LABEL, BiasNotApplicable, anchoring, conditional_distribution, criterion_correlations,
-    familiarity, perplexity_by_score, perplexity_proxy, summary,
+    familiarity, perplexity_by_score, perplexity_proxy,
 )
 from evalcore.errors import DataError
 
@@ -475,7 +475,9 @@ def test_hanna_runs():
     assert 0.3 < humans["estimate"] < 0.8
     with pytest.raises(BiasNotApplicable):  # no perplexity and no text in HANNA
         familiarity(ratings)
-    both = summary(ratings, n_boot=0)
+    from evalcore.bias_report import bias_report
+
+    both = bias_report(ratings, n_boot=0, sections=("familiarity", "anchoring")).records
     assert _row(both, "not_available")["section"] == "familiarity"
     cc = criterion_correlations(ratings, judges=judges[:2], n_boot=0)
     assert len(cc) == 3 * 36
