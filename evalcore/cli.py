@@ -138,6 +138,15 @@ def _records(frame) -> list[dict]:
     return out
 
 
+def _text_table(frame, *, undefined: str = "") -> str:
+    """A result table for the terminal: numbers to 3 decimals; an undefined estimate shows ``undefined``."""
+    shown = frame.copy()
+    for c in ("estimate", "ci_low", "ci_high"):
+        blank = undefined if c == "estimate" else ""
+        shown[c] = shown[c].map(lambda v, blank=blank: blank if v != v else f"{v:.3f}")
+    return shown.to_string(index=False)
+
+
 def _ratings(args: argparse.Namespace):
     ing = _load(args)
     if ing.table != "ratings":
@@ -159,15 +168,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         json.dump(_records(table), sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
-    shown = table.copy()
-    shown["judge"] = shown["judge"].fillna("(humans)")
-    for c in ("estimate", "ci_low", "ci_high"):
-        shown[c] = shown[c].map(lambda v: "" if v != v else f"{v:.3f}")
-    shown["estimate"] = [e if e else "not defined" for e in shown["estimate"]]
-    shown["flagged"] = shown["flagged"].map({True: "LOW", False: ""})
+    shown = table.assign(judge=table["judge"].fillna("(humans)"),
+                         flagged=table["flagged"].map({True: "LOW", False: ""}))
     sys.stdout.write(f"agreement of {ing.source}, grouped by {', '.join(by) or 'nothing'}; "
                      f"{args.boot} bootstrap resamples (seed {args.seed})\n")
-    sys.stdout.write(shown.to_string(index=False) + "\n")
+    sys.stdout.write(_text_table(shown, undefined="not defined") + "\n")
     return 0
 
 
@@ -189,15 +194,22 @@ def cmd_bias(args: argparse.Namespace) -> int:
     flagged = rep.results[rep.results["flagged"]]
     w(f"\n{len(flagged)} flagged result(s) out of {len(rep.results)}\n")
     if len(flagged):
-        shown = flagged.drop(columns=["flagged"]).copy()
-        for c in ("estimate", "ci_low", "ci_high"):
-            shown[c] = shown[c].map(lambda v: "" if v != v else f"{v:.3f}")
-        w(shown.to_string(index=False) + "\n")
+        w(_text_table(flagged.drop(columns=["flagged"])) + "\n")
     if len(rep.recommendations):
         w("\nwhat to do:\n")
         for r in rep.recommendations.itertuples():
             w(f"- {r.finding} ({r.judges}) -> {r.recommendation} [{r.source}]\n")
     return 0
+
+
+def _add_audit_args(p: argparse.ArgumentParser, *, by_help: str, judge_help: str, boot_help: str) -> None:
+    """Options shared by the analysis commands: grouping, judges, bootstrap, output."""
+    _add_input_args(p)
+    p.add_argument("--by", nargs="+", metavar="COL", help=by_help)
+    p.add_argument("--judge", action="append", metavar="NAME", help=judge_help)
+    p.add_argument("--boot", type=int, default=1000, metavar="N", help=boot_help)
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    p.add_argument("--json", action="store_true", help="print tidy JSON records")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,26 +225,18 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Percent agreement, Fleiss' kappa, Gwet's AC1, PABAK, Krippendorff's alpha among "
                                    "humans; PA, Cohen's kappa, weighted F1, Kendall's tau and Spearman's rho of each "
                                    "judge against humans; 95%% bootstrap intervals over items.")
-    _add_input_args(a)
-    a.add_argument("--by", nargs="+", metavar="COL",
-                   help="group by these columns (default: language and criterion; 'none' for no grouping)")
-    a.add_argument("--judge", action="append", metavar="NAME", help="compare only this judge (repeatable)")
-    a.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap resamples (0: no intervals)")
-    a.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    _add_audit_args(a, by_help="group by these columns (default: language and criterion; 'none' for no grouping)",
+                    judge_help="compare only this judge (repeatable)", boot_help="bootstrap resamples (0: no intervals)")
     a.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
-    a.add_argument("--json", action="store_true", help="print tidy JSON records")
     a.set_defaults(func=cmd_agreement)
 
     b = sub.add_parser("bias", help="familiarity, score distribution, anchoring and self-consistency of judges",
                        description="Stureborg et al.'s and Hada et al.'s bias diagnostics, judge against humans, "
                                    "with 95%% bootstrap intervals over items and a flag where an effect is "
                                    "significant at 5%%.")
-    _add_input_args(b)
-    b.add_argument("--by", nargs="+", metavar="COL", help="group by these columns, e.g. language (default: none)")
-    b.add_argument("--judge", action="append", metavar="NAME", help="audit only this judge (repeatable)")
-    b.add_argument("--boot", type=int, default=1000, metavar="N", help="bootstrap resamples (0: no intervals, no flags)")
-    b.add_argument("--seed", type=int, default=0, help="seed of the resampling")
-    b.add_argument("--json", action="store_true", help="print tidy JSON records")
+    _add_audit_args(b, by_help="group by these columns, e.g. language (default: none)",
+                    judge_help="audit only this judge (repeatable)",
+                    boot_help="bootstrap resamples (0: no intervals, no flags)")
     b.set_defaults(func=cmd_bias)
     return parser
 

@@ -37,10 +37,6 @@ def unseen_file(path: Path, *, seed: int = 7) -> Path:
     return path
 
 
-@pytest.fixture
-def ws(tmp_path, monkeypatch) -> Workspace:
-    monkeypatch.setenv("EVALCORE_WORKSPACE", str(tmp_path / "ws.duckdb"))
-    return Workspace(tmp_path / "ws.duckdb")
 
 
 def _page() -> AppTest:

@@ -17,10 +17,6 @@ LONG_CSV = (b"item,annotator,criterion,score,lang\n1,ann1,LA,2,hi\n1,ann2,LA,1,h
             b"2,ann1,LA,2,en\n2,ann2,LA,2,en\n2,gpt-4,LA,1,en\n")
 
 
-@pytest.fixture
-def ws(tmp_path, monkeypatch) -> Workspace:
-    monkeypatch.setenv("EVALCORE_WORKSPACE", str(tmp_path / "ws.duckdb"))
-    return Workspace(tmp_path / "ws.duckdb")
 
 
 def _app() -> AppTest:

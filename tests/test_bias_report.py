@@ -95,10 +95,6 @@ def test_cli_bias_json_and_text(capsys):
     assert "needs pointwise ratings" in capsys.readouterr().err
 
 
-@pytest.fixture
-def ws(tmp_path, monkeypatch) -> Workspace:
-    monkeypatch.setenv("EVALCORE_WORKSPACE", str(tmp_path / "ws.duckdb"))
-    return Workspace(tmp_path / "ws.duckdb")
 
 
 def _bias_page() -> AppTest:
