@@ -202,6 +202,58 @@ def cmd_bias(args: argparse.Namespace) -> int:
     return 0
 
 
+def _comparisons(args: argparse.Namespace):
+    ing = _load(args)
+    if ing.table != "comparisons":
+        raise DataError(f"win rates need pairwise comparisons, but {ing.source} holds pointwise ratings",
+                        fix="give a comparisons file (item_id, system_a, system_b, rater, rater_kind, winner)")
+    return ing
+
+
+def cmd_winrate(args: argparse.Namespace) -> int:
+    import time
+
+    from . import winrate as wr
+
+    ing = _comparisons(args)
+    prior = wr.parse_prior(args.prior)
+    if args.boot_samples < 100:
+        raise DataError(f"--samples {args.boot_samples} is too few", fix="use at least 100 (default 10000)")
+    t0 = time.perf_counter()
+    kw = dict(method=args.method, prior=prior, ties=args.ties, judges=args.judge, seed=args.seed,
+              n_samples=args.boot_samples, chains=args.chains, draws=args.draws, tune=args.draws)
+    if args.pair:
+        results = [wr.estimate(ing.frame, args.pair[0], args.pair[1], **kw)]
+    else:
+        results = wr.estimate_all(ing.frame, baseline=args.baseline, **kw)
+    if args.json:
+        json.dump([r.to_record() for r in results], sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    w = sys.stdout.write
+    name = {"bwrs": "BWRS", "ds": "Bayesian Dawid-Skene"}[args.method]
+    w(f"calibrated win rates of {ing.source}: {name}, prior {prior.label}, ties {args.ties}, seed {args.seed}\n")
+    w("p = share of items on which system_a is better; k = the judges' raw win rate; "
+      "p_human = the humans' own win rate\n\n")
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        rows.append({"system_a": r.system_a, "system_b": r.system_b, "k": r.k_observed, "p_mean": r.p_mean,
+                     "p_mode": r.p_mode, "95% interval": f"[{r.ci_low:.3f}, {r.ci_high:.3f}]",
+                     "p_human": r.p_human, "items": r.n_items, "labels used": r.n_human_labelled,
+                     "rhat": r.rhat, "ess": r.ess})
+    frame = pd.DataFrame(rows)
+    fmt = {c: (lambda v: "" if v != v else f"{v:.3f}") for c in ("k", "p_mean", "p_mode", "p_human", "rhat")}
+    fmt["ess"] = lambda v: "" if v != v else f"{v:.0f}"
+    w(frame.to_string(index=False, formatters=fmt) + "\n")
+    for r in results:
+        for msg in r.warnings:
+            w(f"warning ({r.system_a} vs {r.system_b}): {msg}\n")
+    w(f"\n{len(results)} pair(s) in {time.perf_counter() - t0:.1f} s\n")
+    return 0
+
+
 def _add_audit_args(p: argparse.ArgumentParser, *, by_help: str, judge_help: str, boot_help: str) -> None:
     """Options shared by the analysis commands: grouping, judges, bootstrap, output."""
     _add_input_args(p)
@@ -238,11 +290,40 @@ def build_parser() -> argparse.ArgumentParser:
                     judge_help="audit only this judge (repeatable)",
                     boot_help="bootstrap resamples (0: no intervals, no flags)")
     b.set_defaults(func=cmd_bias)
+
+    w = sub.add_parser("winrate", help="calibrated win rates of system pairs (BWRS, Bayesian Dawid-Skene)",
+                       description="Gao et al.'s calibrated win rate p of system A over B from imperfect judges: "
+                                   "BWRS or a Bayesian Dawid-Skene model with the true labels marginalised, with "
+                                   "no prior, a share of the human labels (ratio:R) or another pair's labels "
+                                   "(ood:A2,B2). Without --pair, every pair in the file.")
+    _add_input_args(w)
+    w.add_argument("--pair", nargs=2, metavar=("A", "B"), help="the two systems; p is A's win rate over B")
+    w.add_argument("--baseline", metavar="SYSTEM",
+                   help="without --pair: only pairs with this system, each as (other, baseline) (1 vs n)")
+    w.add_argument("--method", choices=["bwrs", "ds"], default="ds",
+                   help="bwrs (Algorithm 1) or ds (Bayesian Dawid-Skene, Model 1); default ds")
+    w.add_argument("--prior", default="none", metavar="none|ratio:R|ood:A2,B2",
+                   help="judges' accuracy prior: none (Beta(2,1)), ratio:R (human labels on a random share R of "
+                        "the labelled items), ood:A2,B2 (another pair's human labels); default none")
+    w.add_argument("--ties", choices=["drop", "random"], default="drop",
+                   help="a tied verdict or human majority: drop it (default) or break it by a seeded coin flip")
+    w.add_argument("--judge", action="append", metavar="NAME", help="use only this judge (repeatable)")
+    w.add_argument("--seed", type=int, default=0, help="seed of the label subset, coin flips and sampler")
+    w.add_argument("--samples", dest="boot_samples", type=int, default=10_000, metavar="N",
+                   help="BWRS: samples of p per judge (default 10000)")
+    w.add_argument("--chains", type=int, default=4, help="DS: MCMC chains (default 4)")
+    w.add_argument("--draws", type=int, default=1000, help="DS: draws per chain, and as many tuning steps (default 1000)")
+    w.add_argument("--json", action="store_true", help="print JSON records (one per pair)")
+    w.set_defaults(func=cmd_winrate)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalcore`` console script; returns the exit status."""
+    import warnings
+
+    # ArviZ announces its refactor on import; it is not the user's concern.
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

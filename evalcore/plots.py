@@ -225,3 +225,95 @@ def conditional_figure(table: pd.DataFrame) -> go.Figure:
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
     fig.update_layout(height=360, legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "title": ""})
     return fig
+
+
+# --------------------------------------------------------------------------- win rates
+
+WINRATE_COLORS = {"ds": PALETTE[0], "bwrs": PALETTE[1], "observed": "#7f7f7f", "human": "#1f2430"}
+METHOD_LABEL = {"ds": "Dawid-Skene", "bwrs": "BWRS", "observed": "raw judge win rate k", "human": "humans' p"}
+
+
+def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None) -> go.Figure:
+    """Posterior densities of p (one curve per method) with the raw k and the humans' p as lines."""
+    fig = go.Figure()
+    for r in results:
+        x, y = r.density
+        if not len(x):
+            continue
+        m = r.method
+        fig.add_trace(go.Scatter(
+            x=list(x), y=list(y), mode="lines", name=f"{METHOD_LABEL.get(m, m)}: mode {_fmt(r.p_mode)}",
+            line={"color": WINRATE_COLORS.get(m, PALETTE[2]), "width": 2.5}, fill="tozeroy", opacity=0.5,
+            hovertemplate="p = %{x:.3f}<br>density %{y:.2f}<extra>" + METHOD_LABEL.get(m, m) + "</extra>"))
+    fig.add_vline(x=k, line={"color": WINRATE_COLORS["observed"], "dash": "dash", "width": 2},
+                  annotation_text=f"k = {k:.3f}", annotation_position="top left")
+    if p_human is not None and np.isfinite(p_human):
+        fig.add_vline(x=p_human, line={"color": WINRATE_COLORS["human"], "width": 2},
+                      annotation_text=f"humans {p_human:.3f}", annotation_position="top right")
+    fig.update_layout(title="Posterior of the true win rate p", height=360, xaxis={"title": "p", "range": [0, 1]},
+                      yaxis={"title": "density"}, legend={"orientation": "h", "y": -0.25, "x": 0},
+                      margin={"t": 60, "b": 90})
+    return fig
+
+
+def forest_figure(frame: pd.DataFrame) -> go.Figure:
+    """Calibrated win rates with 95% intervals per pair, beside the raw k and the humans' p.
+
+    ``frame`` has one row per pair and method: ``pair, method, p_mode, ci_low, ci_high,
+    k_observed, p_human``.
+    """
+    fig = go.Figure()
+    order = list(dict.fromkeys(frame["pair"]))
+    methods = list(dict.fromkeys(frame["method"]))
+    offsets = {m: (i - (len(methods) - 1) / 2) * 0.22 for i, m in enumerate(methods)}
+    ypos = {p: i for i, p in enumerate(order)}
+    for m in methods:
+        g = frame[frame["method"] == m]
+        y = [ypos[p] + offsets[m] for p in g["pair"]]
+        fig.add_trace(go.Scatter(
+            x=g["p_mode"], y=y, mode="markers", name=METHOD_LABEL.get(m, m),
+            marker={"color": WINRATE_COLORS.get(m, PALETTE[2]), "size": 10},
+            error_x={"type": "data", "array": (g["ci_high"] - g["p_mode"]).clip(lower=0),
+                     "arrayminus": (g["p_mode"] - g["ci_low"]).clip(lower=0), "visible": True},
+            customdata=np.column_stack([g["pair"], g["ci_low"], g["ci_high"], g["p_mean"]]),
+            hovertemplate="%{customdata[0]}<br>mode %{x:.3f}, mean %{customdata[3]:.3f}"
+                          "<br>95% [%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra>" + METHOD_LABEL.get(m, m)
+                          + "</extra>"))
+    first = frame.drop_duplicates("pair")
+    fig.add_trace(go.Scatter(x=first["k_observed"], y=[ypos[p] for p in first["pair"]], mode="markers",
+                             name=METHOD_LABEL["observed"],
+                             marker={"symbol": "x", "size": 11, "color": WINRATE_COLORS["observed"]},
+                             hovertemplate="%{x:.3f}<extra>raw k</extra>"))
+    if first["p_human"].notna().any():
+        h = first[first["p_human"].notna()]
+        fig.add_trace(go.Scatter(x=h["p_human"], y=[ypos[p] for p in h["pair"]], mode="markers",
+                                 name=METHOD_LABEL["human"],
+                                 marker={"symbol": "line-ns-open", "size": 18, "line": {"width": 3},
+                                         "color": WINRATE_COLORS["human"]},
+                                 hovertemplate="%{x:.3f}<extra>humans' p</extra>"))
+    fig.add_vline(x=0.5, line={"color": "#999", "dash": "dot"})
+    height = max(300, 56 * len(order) + 160)
+    fig.update_layout(title="Win rate of the first system, calibrated and raw", height=height,
+                      xaxis={"title": "p (share of items on which the first system is better)", "range": [0, 1]},
+                      yaxis={"tickvals": list(range(len(order))), "ticktext": order, "autorange": "reversed"},
+                      legend={"orientation": "h", "y": -110 / height, "x": 0}, margin={"t": 60, "b": 120})
+    return fig
+
+
+def error_curve_figure(curve: pd.DataFrame) -> go.Figure:
+    """|estimate - humans' p| against the prior data ratio, per method and estimator (Gao et al. Fig. 2)."""
+    fig = go.Figure()
+    dash = {"mean": "dot", "mode": "solid", "k": "dash"}
+    for (m, est), g in curve.groupby(["method", "estimator"], sort=False):
+        g = g.sort_values("ratio")
+        name = METHOD_LABEL.get(m, m) + ("" if m == "observed" else f" ({est})")
+        fig.add_trace(go.Scatter(
+            x=g["ratio"], y=g["error_mean"], mode="lines+markers" if m != "observed" else "lines", name=name,
+            line={"color": WINRATE_COLORS.get(m, PALETTE[2]), "dash": dash.get(est, "solid")},
+            error_y={"type": "data", "array": g["error_sd"].fillna(0), "visible": m != "observed", "thickness": 1},
+            hovertemplate="ratio %{x:.1f}<br>error %{y:.3f}<extra>" + name + "</extra>"))
+    fig.update_layout(title="Estimation error against the share of human labels used", height=380,
+                      xaxis={"title": "prior data ratio (share of the pair's human labels used)", "range": [0, 1.02]},
+                      yaxis={"title": "|estimate - humans' p|", "rangemode": "tozero"},
+                      legend={"orientation": "h", "y": -0.3, "x": 0}, margin={"t": 60, "b": 110})
+    return fig

@@ -209,3 +209,77 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
         page.close()
     finally:
         server.stop()
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
+    """The analyst's path through Win rates: move the slider, calibrate every pair, the error curve, PandaLM."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(server.url, wait_until="domcontentloaded")
+        _settle(page)
+        page.get_by_role("button", name="Load the sample data").click()
+        page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
+        _settle(page)
+        page.goto(f"{server.url}/Win_rates", wait_until="domcontentloaded")
+        _settle(page, timeout=240_000)  # the first Dawid-Skene fit of a server compiles the model
+        assert not _exceptions(page)
+        assert _metric(page, "Raw judge win rate k") == "0.769"
+        before = _metric(page, "Dawid-Skene p")
+        page.screenshot(path=str(SHOTS / "page_Win_rates_sample.png"), full_page=True)
+
+        # Move the prior-data-ratio slider with the keyboard: the estimates change, no error.
+        thumb = page.locator('[data-testid="stSlider"] input[type="range"]').first
+        thumb.focus()
+        for _ in range(6):
+            thumb.press("ArrowRight")
+        _settle(page, timeout=60_000)
+        assert thumb.input_value() == "0.6"
+        assert not _exceptions(page)
+        assert _metric(page, "Dawid-Skene p") != before
+        assert page.get_by_text("88 of 147 human labels used").count() == 1
+
+        page.get_by_role("tab", name="All pairs").click()
+        page.get_by_role("button", name="Calibrate every pair").click()
+        _settle(page, timeout=180_000)
+        assert not _exceptions(page)
+        assert page.get_by_text("Mean absolute error against the humans' p over pairs").count() == 1
+        page.screenshot(path=str(SHOTS / "page_Win_rates_all_pairs.png"), full_page=True)
+
+        page.get_by_role("tab", name="Error vs human labels").click()
+        box = page.locator('[data-testid="stNumberInput"] input').filter(visible=True).last
+        box.fill("2")
+        box.press("Enter")
+        _settle(page)
+        page.get_by_role("button", name="Compute the error curve").click()
+        _settle(page, timeout=240_000)
+        assert not _exceptions(page)
+        assert page.get_by_text("The error should fall as the ratio rises").count() == 1
+        page.screenshot(path=str(SHOTS / "page_Win_rates_error_curve.png"), full_page=True)
+
+        # PandaLM: three JSON files uploaded together, then its pairs on the page.
+        pandalm = sorted((ROOT.parent / "shared" / "datasets" / "pandalm").glob("*.json"))
+        if pandalm:
+            page.goto(server.url, wait_until="domcontentloaded")
+            _settle(page)
+            page.get_by_role("tab", name=re.compile("Upload a file")).click()
+            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pandalm])
+            page.get_by_role("button", name="Import").wait_for(timeout=60_000)
+            _settle(page)
+            page.get_by_role("button", name="Import").click()
+            page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
+            _settle(page)
+            page.goto(f"{server.url}/Win_rates", wait_until="domcontentloaded")
+            _settle(page, timeout=120_000)
+            assert not _exceptions(page)
+            assert page.get_by_text("bloom-7b").count() >= 1
+            page.screenshot(path=str(SHOTS / "page_Win_rates_pandalm.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()

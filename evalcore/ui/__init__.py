@@ -168,21 +168,32 @@ def _results() -> "OrderedDict[tuple, pd.DataFrame]":
     return OrderedDict()
 
 
-def cached_result(name: str, params: dict, compute, *, label: str) -> pd.DataFrame:
+def _result_key(name: str, params: dict) -> str:
+    return f"{name}:v{RESULTS_VERSION}:" + json.dumps(params, sort_keys=True, default=str)
+
+
+def has_result(name: str, params: dict) -> bool:
+    """Whether :func:`cached_result` would answer without computing (memory or workspace)."""
+    did, stamp = _stamp()
+    key = _result_key(name, params)
+    return (did, stamp, key) in _results() or key in workspace().result_keys(did)
+
+
+def cached_result(name: str, params: dict, compute, *, label: str) -> pd.DataFrame | dict:
     """A result of the current dataset: from memory, else from the workspace, else computed and stored.
 
     ``compute(progress)`` gets a callback taking the fraction done; a progress bar shows it.
     (Not ``st.cache_data``: it cannot replay a progress bar drawn from inside the function.)
     """
     did, stamp = _stamp()
-    key = f"{name}:v{RESULTS_VERSION}:" + json.dumps(params, sort_keys=True, default=str)
+    key = _result_key(name, params)
     mem = _results()
     if (did, stamp, key) in mem:
         mem.move_to_end((did, stamp, key))
         return mem[(did, stamp, key)]
     ws = workspace()
     out = ws.load_result(did, key)
-    if not isinstance(out, pd.DataFrame):
+    if out is None:
         bar = st.progress(0.0, text=label)
         out = compute(lambda f: bar.progress(min(max(f, 0.0), 1.0), text=label))
         bar.empty()
@@ -245,3 +256,108 @@ def detail(name: str, **kwargs) -> pd.DataFrame:
     """A plot table of the bias functions on the current dataset (cached): ``name`` and its options."""
     did, stamp = _stamp()
     return _detail(str(workspace().path), did, stamp, name, json.dumps(kwargs, sort_keys=True))
+
+
+# --------------------------------------------------------------------------- win rates
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _pairs(path: str, dataset_id: str, stamp: str) -> pd.DataFrame:
+    from ..winrate import pairs
+
+    return pairs(_table(path, dataset_id, COMPARISONS, stamp))
+
+
+def comparison_pairs() -> pd.DataFrame:
+    """The system pairs of the current comparisons (cached; raises NotApplicable without systems)."""
+    did, stamp = _stamp()
+    return _pairs(str(workspace().path), did, stamp)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _pair(path: str, dataset_id: str, stamp: str, a: str, b: str, judges: tuple | None, ties: str, seed: int):
+    from ..winrate import pair_data
+
+    return pair_data(_table(path, dataset_id, COMPARISONS, stamp), a, b, judges=judges, ties=ties, seed=seed)
+
+
+def pair_data(a: str, b: str, *, judges: tuple | None, ties: str, seed: int):
+    """:func:`evalcore.winrate.pair_data` on the current dataset (cached per pair and options)."""
+    did, stamp = _stamp()
+    return _pair(str(workspace().path), did, stamp, a, b, judges, ties, seed)
+
+
+@st.cache_resource(show_spinner=False)
+def _warm(n_judges: int):
+    import threading
+
+    from ..winrate import warm_up
+
+    # Compile the Dawid-Skene model while the analyst reads the page: the first fit of a
+    # process otherwise waits ~15 s for numba.
+    t = threading.Thread(target=warm_up, args=(n_judges,), name=f"evalcore-ds-compile-{n_judges}", daemon=True)
+    t.start()
+    return t
+
+
+def warm_up_winrate(n_judges: int) -> None:
+    """Start compiling the Dawid-Skene model for ``n_judges`` judges in the background (once per server)."""
+    _warm(int(n_judges))
+
+
+def winrate(a: str, b: str, *, method: str, prior: str, judges: tuple | None, ties: str, seed: int):
+    """One calibrated win rate on the current dataset: cached in memory and the workspace (a WinRate)."""
+    from ..winrate import WinRate, estimate, is_compiled
+
+    pair = pair_data(a, b, judges=judges, ties=ties, seed=seed)
+    params = {"a": a, "b": b, "method": method, "prior": prior, "judges": list(judges) if judges else None,
+              "ties": ties, "seed": seed}
+    if method == "ds":
+        label = ("Fitting the Dawid-Skene model..." if is_compiled(len(pair.judges)) else
+                 "Compiling the Dawid-Skene model (the first fit after the server starts takes about 15 s)...")
+    else:
+        label = "Sampling BWRS..."
+    frame = current_table(COMPARISONS)
+    rec = cached_result("winrate", params,
+                        lambda progress: estimate(frame, a, b, method=method, prior=prior, ties=ties, seed=seed,
+                                                  pair=pair).to_record(density=True),
+                        label=label)
+    return WinRate.from_record(rec)
+
+
+def _all_params(method, prior, baseline, judges, ties, seed, ood_auto) -> dict:
+    return {"method": method, "prior": prior, "baseline": baseline, "judges": list(judges) if judges else None,
+            "ties": ties, "seed": seed, "ood_auto": ood_auto}
+
+
+def winrate_all_ready(*, method: str, prior: str, baseline: str | None, judges: tuple | None, ties: str, seed: int,
+                      ood_auto: bool) -> bool:
+    """Whether :func:`winrate_all` with these options is already cached."""
+    return has_result("winrate_all", _all_params(method, prior, baseline, judges, ties, seed, ood_auto))
+
+
+def winrate_all(*, method: str, prior: str, baseline: str | None, judges: tuple | None, ties: str, seed: int,
+                ood_auto: bool):
+    """Every pair's calibrated win rate on the current dataset (cached; progress bar)."""
+    from ..winrate import WinRate, estimate_all
+
+    frame = current_table(COMPARISONS)
+    out = cached_result(
+        "winrate_all", _all_params(method, prior, baseline, judges, ties, seed, ood_auto),
+        lambda progress: {"records": [r.to_record() for r in estimate_all(
+            frame, method=method, prior=prior, baseline=baseline, judges=judges, ties=ties, seed=seed,
+            ood_auto=ood_auto, progress=progress)]},
+        label=f"Calibrating every pair ({'BWRS' if method == 'bwrs' else 'Dawid-Skene'})...")
+    return [WinRate.from_record(r) for r in out["records"]]
+
+
+def winrate_error_curve(a: str, b: str, *, judges: tuple | None, ties: str, seed: int, repeats: int) -> pd.DataFrame:
+    """Gao et al. Figure 2 for one pair: error against the prior data ratio (cached; progress bar)."""
+    from ..winrate import error_curve
+
+    pair = pair_data(a, b, judges=judges, ties=ties, seed=seed)
+    params = {"a": a, "b": b, "judges": list(judges) if judges else None, "ties": ties, "seed": seed,
+              "repeats": repeats}
+    return cached_result("winrate_curve", params,
+                         lambda progress: error_curve(pair, repeats=repeats, seed=seed, progress=progress),
+                         label=f"Refitting at 10 ratios x {repeats} subsets...")
