@@ -966,7 +966,8 @@ def estimate_all(comparisons: pd.DataFrame, *, method: str = "ds", prior: Prior 
     return out
 
 
-def error_curve(pair: PairData, *, ratios: Sequence[float] = tuple(np.round(np.arange(0.1, 1.01, 0.1), 2)),
+def error_curve(pair: PairData | Sequence[PairData], *,
+                ratios: Sequence[float] = tuple(np.round(np.arange(0.1, 1.01, 0.1), 2)),
                 repeats: int = 5, methods: Sequence[str] = METHODS, seed: int = 0, draws: int = 1000,
                 tune: int = 1000, chains: int = 4,
                 progress: Callable[[float], None] | None = None) -> pd.DataFrame:
@@ -975,45 +976,52 @@ def error_curve(pair: PairData, *, ratios: Sequence[float] = tuple(np.round(np.a
     For each ratio and repeat ``r`` a fresh random subset (seed ``seed + r``) of the human
     labels is used; the error of each estimator is ``|estimate - p_human|`` with
     ``p_human`` from all of the pair's labels, beside the baseline ``|k - p_human|``.
+    Given several pairs, errors are averaged over pairs and repeats, as in their figure.
 
     Returns
     -------
     DataFrame
         One row per ratio, method and estimator (``mean``, ``mode``; ``observed`` for k):
-        ``error_mean``, ``error_sd``, ``repeats``, ``ci_width`` (mean 95% interval width).
+        ``error_mean``, ``error_sd``, ``repeats`` (fits averaged), ``ci_width`` (mean 95%
+        interval width), ``n_pairs`` and ``p_human`` (the pair's; NaN for several pairs).
     """
-    if pair.n_human == 0:
-        raise NotApplicable("the error curve compares with the humans' own win rate, and this pair has no "
+    many = not isinstance(pair, PairData)
+    todo = list(pair) if many else [pair]
+    todo = [p for p in todo if p.n_human > 0]
+    if not todo:
+        raise NotApplicable("the error curve compares with the humans' own win rate, and no pair here has "
                             "human labels", fix="pick a pair with human labels")
-    truth = pair.p_human
-    rows = []
-    total = len(ratios) * repeats * len(methods)
+    rows, base = [], []
+    total = len(todo) * len(ratios) * repeats * len(methods)
     done = 0
-    for ratio in ratios:
-        for r in range(repeats):
-            mask = label_mask(pair, float(ratio), seed=seed + r)
-            for m in methods:
-                done += 1
-                if m == "bwrs":
-                    if not mask.any():
-                        continue
-                    res = bwrs(pair, labelled=mask, seed=seed + r)
-                else:
-                    res = dawid_skene(pair, labelled=mask, seed=seed + r, draws=draws, tune=tune, chains=chains)
-                for est, val in (("mean", res.p_mean), ("mode", res.p_mode)):
-                    rows.append({"ratio": float(ratio), "repeat": r, "method": m, "estimator": est,
-                                 "error": abs(val - truth), "ci_width": res.ci_high - res.ci_low})
-                if progress is not None:
-                    progress(done / total)
+    for pi, pd_ in enumerate(todo):
+        truth = pd_.p_human
+        base.append(abs(pd_.k_observed - truth))
+        for ratio in ratios:
+            for r in range(repeats):
+                mask = label_mask(pd_, float(ratio), seed=seed + r)
+                for m in methods:
+                    done += 1
+                    if m == "bwrs":
+                        if not mask.any():
+                            continue
+                        res = bwrs(pd_, labelled=mask, seed=seed + r)
+                    else:
+                        res = dawid_skene(pd_, labelled=mask, seed=seed + r, draws=draws, tune=tune, chains=chains)
+                    for est, val in (("mean", res.p_mean), ("mode", res.p_mode)):
+                        rows.append({"pair": pi, "ratio": float(ratio), "repeat": r, "method": m, "estimator": est,
+                                     "error": abs(val - truth), "ci_width": res.ci_high - res.ci_low})
+                    if progress is not None:
+                        progress(done / total)
     raw = pd.DataFrame(rows)
     if raw.empty:
         raise NotApplicable("no ratio left any human labels to use", fix="use larger ratios")
     out = (raw.groupby(["ratio", "method", "estimator"], as_index=False)
            .agg(error_mean=("error", "mean"), error_sd=("error", "std"), repeats=("error", "size"),
-                ci_width=("ci_width", "mean")))
-    base = pd.DataFrame({"ratio": [float(r) for r in ratios], "method": "observed", "estimator": "k",
-                         "error_mean": abs(pair.k_observed - truth), "error_sd": 0.0, "repeats": 1,
-                         "ci_width": math.nan})
-    out = pd.concat([out, base], ignore_index=True)
-    out["p_human"] = truth
+                ci_width=("ci_width", "mean"), n_pairs=("pair", "nunique")))
+    base_df = pd.DataFrame({"ratio": [float(r) for r in ratios], "method": "observed", "estimator": "k",
+                            "error_mean": float(np.mean(base)), "error_sd": float(np.std(base, ddof=1)) if len(base) > 1 else 0.0,
+                            "repeats": len(base), "ci_width": math.nan, "n_pairs": len(base)})
+    out = pd.concat([out, base_df], ignore_index=True)
+    out["p_human"] = todo[0].p_human if not many else math.nan
     return out

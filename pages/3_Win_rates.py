@@ -207,25 +207,30 @@ with ui.guard("Calibrating the win rate"):
 
     if tab_curve.open:
         with tab_curve:
-            st.markdown(f"How much do human labels help on **{a} vs {b}**? For each prior data ratio from 0.1 to 1, "
-                        "both methods are refitted on several random subsets of the human labels, and their error "
+            st.markdown("How many human labels does calibration need? For each prior data ratio from 0.1 to 1, both "
+                        "methods are refitted on several random subsets of the human labels, and their error "
                         "against the humans' win rate (all labels) is averaged, as in Gao et al.'s Figure 2.")
-            if pair.n_human == 0:
+            e1, e2 = st.columns([1, 2])
+            every = e2.toggle("Average over every pair with human labels", key="wr_curve_all",
+                              help="As in the paper's figure; takes one fit per pair for each ratio and subset.")
+            repeats = int(e1.number_input("Random subsets per ratio", 1, 50, 5, key="wr_repeats",
+                                          help="More subsets give smoother curves; each costs one fit per method."))
+            ca, cb = (None, None) if every else (a, b)
+            if not every and pair.n_human == 0:
                 st.info("This pair has no human labels, so there is nothing to measure the error against.",
                         icon=":material/info:")
             else:
-                repeats = st.number_input("Random subsets per ratio", 1, 50, 5, key="wr_repeats",
-                                          help="More subsets give smoother curves; each costs one fit per method.")
-                params = dict(judges=jt, ties=ties, seed=seed, repeats=int(repeats))
-                if st.button("Compute the error curve", key="wr_curve_go", type="primary") or \
-                        ui.has_result("winrate_curve", {"a": a, "b": b, "judges": list(jt) if jt else None,
-                                                        "ties": ties, "seed": seed, "repeats": int(repeats)}):
-                    curve = ui.winrate_error_curve(a, b, **params)
+                key = {"a": ca, "b": cb, "judges": list(jt) if jt and ca is not None else None, "ties": ties,
+                       "seed": seed, "repeats": repeats}
+                if ui.has_result("winrate_curve", key) or st.button("Compute the error curve", key="wr_curve_go",
+                                                                    type="primary"):
+                    curve = ui.winrate_error_curve(ca, cb, judges=jt, ties=ties, seed=seed, repeats=repeats)
                     st.plotly_chart(plots.error_curve_figure(curve), key="wr_curve")
-                    st.caption("Lines: mean absolute error of each estimator over the subsets, with ±1 SD bars; the "
-                               "dashed grey line is the raw judge win rate's error, which labels cannot change. The "
-                               "error should fall as the ratio rises.")
-                    ui.download_csv(curve, file_name=f"error_curve_{a}_vs_{b}.csv", label="Download the curve",
+                    where = f"over {int(curve['n_pairs'].max())} pairs" if every else f"on {a} vs {b}"
+                    st.caption(f"Mean absolute error {where} of each estimator over the subsets, with ±1 SD bars; "
+                               "the dashed grey line is the raw judge win rate's error, which labels cannot change. "
+                               "The error should fall as the ratio rises.")
+                    ui.download_csv(curve, file_name="error_curve.csv", label="Download the curve",
                                     key="wr_dl_curve")
 
     if tab_read.open:

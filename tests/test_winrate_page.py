@@ -130,6 +130,10 @@ def test_sample_prior_settings_all_pairs_and_error_curve(ws):
     at.button(key="wr_curve_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("error should fall" in c.value for c in at.caption)
+    at.toggle(key="wr_curve_all").set_value(True).run()
+    at.button(key="wr_curve_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("over 6 pairs" in c.value for c in at.caption)
 
 
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the PandaLM page test needs it")

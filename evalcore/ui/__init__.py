@@ -351,13 +351,21 @@ def winrate_all(*, method: str, prior: str, baseline: str | None, judges: tuple 
     return [WinRate.from_record(r) for r in out["records"]]
 
 
-def winrate_error_curve(a: str, b: str, *, judges: tuple | None, ties: str, seed: int, repeats: int) -> pd.DataFrame:
-    """Gao et al. Figure 2 for one pair: error against the prior data ratio (cached; progress bar)."""
+def winrate_error_curve(a: str | None, b: str | None, *, judges: tuple | None, ties: str, seed: int,
+                        repeats: int) -> pd.DataFrame:
+    """Gao et al. Figure 2: error against the prior data ratio for one pair, or averaged over every pair
+    with human labels when ``a`` is None (cached; progress bar)."""
     from ..winrate import error_curve
 
-    pair = pair_data(a, b, judges=judges, ties=ties, seed=seed)
-    params = {"a": a, "b": b, "judges": list(judges) if judges else None, "ties": ties, "seed": seed,
-              "repeats": repeats}
+    if a is None:
+        pairs = [pair_data(r.system_a, r.system_b, judges=None, ties=ties, seed=seed)
+                 for r in comparison_pairs().itertuples() if r.n_human_rows > 0 and r.n_judge_rows > 0]
+        target, what = pairs, f"{len(pairs)} pairs x 10 ratios x {repeats} subsets"
+    else:
+        target = pair_data(a, b, judges=judges, ties=ties, seed=seed)
+        what = f"10 ratios x {repeats} subsets"
+    params = {"a": a, "b": b, "judges": list(judges) if judges and a is not None else None, "ties": ties,
+              "seed": seed, "repeats": repeats}
     return cached_result("winrate_curve", params,
-                         lambda progress: error_curve(pair, repeats=repeats, seed=seed, progress=progress),
-                         label=f"Refitting at 10 ratios x {repeats} subsets...")
+                         lambda progress: error_curve(target, repeats=repeats, seed=seed, progress=progress),
+                         label=f"Refitting both methods at {what}...")
