@@ -34,6 +34,7 @@ with ui.guard("Opening the workspace"):
     elif ui.current_info() is not None:
         st.divider()
         loading.summary_panel()
+        ui.warm_up_for_current()
     else:
         st.info("Start with **Load the sample data**: one click, and every page has something to show.",
                 icon=":material/arrow_upward:")

@@ -305,6 +305,22 @@ def warm_up_winrate(n_judges: int) -> None:
     _warm(int(n_judges))
 
 
+def warm_up_for_current() -> None:
+    """Compile the Dawid-Skene model in the background when the current dataset has system pairs.
+
+    The landing page calls it, so that by the time the analyst opens Win rates the first fit
+    does not wait for numba (~15 s). Only the judge count of the most common pair is warmed.
+    """
+    frame = current_table(COMPARISONS)
+    if frame is None or "system_a" not in frame.columns or "system_b" not in frame.columns:
+        return
+    with contextlib.suppress(DataError):
+        table = comparison_pairs()
+        counts = table["judges"].map(lambda s: len([j for j in s.split(",") if j.strip()]))
+        if len(counts) and counts.max() > 0:
+            warm_up_winrate(int(counts.mode().iloc[0]))
+
+
 def winrate(a: str, b: str, *, method: str, prior: str, judges: tuple | None, ties: str, seed: int):
     """One calibrated win rate on the current dataset: cached in memory and the workspace (a WinRate)."""
     from ..winrate import WinRate, estimate, is_compiled
