@@ -842,3 +842,12 @@ def test_pandalm_calibrated_estimates(pandalm, pandalm_fits):
     assert worst_all < 0.05
     assert err_ds <= err_k + 0.02
     assert err_bwrs <= err_k + 0.02
+
+
+def test_warm_up_compiles_once_for_a_judge_count():
+    """The background warm-up the app starts: after it, a fit with that judge count does not compile again."""
+    wr.warm_up(5)
+    assert wr.is_compiled(5)
+    first = wr._COMPILED[5]
+    wr.warm_up(5)
+    assert wr._COMPILED[5] is first
