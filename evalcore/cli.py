@@ -147,18 +147,27 @@ def _text_table(frame, *, undefined: str = "") -> str:
     return shown.to_string(index=False)
 
 
-def _ratings(args: argparse.Namespace):
+_NEEDS = {
+    "ratings": ("this command needs pointwise ratings", "pairwise comparisons",
+                "give a ratings file (item_id, rater, rater_kind, criterion, score)"),
+    "comparisons": ("win rates need pairwise comparisons", "pointwise ratings",
+                    "give a comparisons file (item_id, system_a, system_b, rater, rater_kind, winner)"),
+}
+
+
+def _load_table(args: argparse.Namespace, table: str):
+    """Load the input and insist it is a ``table`` (one message naming the fix otherwise)."""
     ing = _load(args)
-    if ing.table != "ratings":
-        raise DataError(f"this command needs pointwise ratings, but {ing.source} holds pairwise comparisons",
-                        fix="give a ratings file (item_id, rater, rater_kind, criterion, score)")
+    if ing.table != table:
+        need, other, fix = _NEEDS[table]
+        raise DataError(f"{need}, but {ing.source} holds {other}", fix=fix)
     return ing
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     from .agreement import agreement, prepare
 
-    ing = _ratings(args)
+    ing = _load_table(args, "ratings")
     units = prepare(ing.frame)
     by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.segments.columns]
     if by == ["none"]:
@@ -179,7 +188,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 def cmd_bias(args: argparse.Namespace) -> int:
     from .bias_report import bias_report
 
-    ing = _ratings(args)
+    ing = _load_table(args, "ratings")
     by = [] if args.by in (None, ["none"]) else args.by
     rep = bias_report(ing.frame, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed)
     if args.json:
@@ -202,20 +211,12 @@ def cmd_bias(args: argparse.Namespace) -> int:
     return 0
 
 
-def _comparisons(args: argparse.Namespace):
-    ing = _load(args)
-    if ing.table != "comparisons":
-        raise DataError(f"win rates need pairwise comparisons, but {ing.source} holds pointwise ratings",
-                        fix="give a comparisons file (item_id, system_a, system_b, rater, rater_kind, winner)")
-    return ing
-
-
 def cmd_winrate(args: argparse.Namespace) -> int:
     import time
 
     from . import winrate as wr
 
-    ing = _comparisons(args)
+    ing = _load_table(args, "comparisons")
     prior = wr.parse_prior(args.prior)
     if args.boot_samples < 100:
         raise DataError(f"--samples {args.boot_samples} is too few", fix="use at least 100 (default 10000)")

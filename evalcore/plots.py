@@ -249,7 +249,7 @@ def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None
                   annotation_text=f"k = {k:.3f}", annotation_position="top left")
     if p_human is not None and np.isfinite(p_human):
         fig.add_vline(x=p_human, line={"color": WINRATE_COLORS["human"], "width": 2},
-                      annotation_text=f"humans {p_human:.3f}", annotation_position="top right")
+                      annotation_text=f"humans {p_human:.3f}", annotation_position="bottom right")
     fig.update_layout(title="Posterior of the true win rate p", height=360, xaxis={"title": "p", "range": [0, 1]},
                       yaxis={"title": "density"}, legend={"orientation": "h", "y": -0.25, "x": 0},
                       margin={"t": 60, "b": 90})

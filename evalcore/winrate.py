@@ -68,7 +68,7 @@ __all__ = [
     "TIES", "METHODS", "NotApplicable", "Prior", "PairData", "Counts", "JudgeAccuracy", "WinRate",
     "parse_prior", "pairs", "pair_data", "label_mask", "accuracy_counts", "closest_pair", "orient_like",
     "bwrs", "dawid_skene", "dawid_skene_reference", "estimate", "estimate_all", "error_curve",
-    "summarize_samples", "warm_up", "is_compiled",
+    "summarize_samples", "warm_up", "is_compiled", "results_frame", "judges_table", "mean_errors",
 ]
 
 TIES = ("drop", "random")
@@ -556,6 +556,42 @@ class WinRate:
     def judges_frame(self) -> pd.DataFrame:
         """One row per judge: counts, posterior q0 and q1 (and BWRS's per-judge p)."""
         return pd.DataFrame([j.__dict__ for j in self.judges])
+
+
+_NUMERIC = ("p_mean", "p_mode", "ci_low", "ci_high", "k_observed", "p_human", "rhat", "ess", "seconds")
+
+
+def results_frame(results: Sequence[WinRate]) -> pd.DataFrame:
+    """One row per result (pair and method): ``pair``, the estimate and interval, raw k, the humans'
+    p, n and diagnostics (``warnings`` joined by '; '). Undefined numbers are NaN."""
+    rows = [r.to_frame() for r in results]
+    if not rows:
+        return pd.DataFrame(columns=["pair", "system_a", "system_b", "method", *_NUMERIC])
+    out = pd.concat(rows, ignore_index=True)
+    for c in _NUMERIC:
+        out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    out.insert(0, "pair", out["system_a"] + " vs " + out["system_b"])
+    return out
+
+
+def judges_table(results: Sequence[WinRate]) -> pd.DataFrame:
+    """The judges' accuracies of several results, one row per method and judge."""
+    frames = [r.judges_frame().assign(method=r.method) for r in results]
+    if not frames:
+        return pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True)
+    return out[["method", *[c for c in out.columns if c != "method"]]]
+
+
+def mean_errors(frame: pd.DataFrame) -> pd.Series:
+    """Mean |p_mode - p_human| per method over the rows of :func:`results_frame` with human labels,
+    and the raw judge win rate's (index ``observed``)."""
+    f = frame[frame["p_human"].notna()]
+    if f.empty:
+        return pd.Series(dtype=float)
+    err = (f["p_mode"] - f["p_human"]).abs().groupby(f["method"]).mean()
+    raw = (f.drop_duplicates("pair")["k_observed"] - f.drop_duplicates("pair")["p_human"]).abs().mean()
+    return pd.concat([err, pd.Series({"observed": raw})])
 
 
 # --------------------------------------------------------------------------- BWRS

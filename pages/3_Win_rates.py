@@ -1,10 +1,10 @@
 """Win rates: what is the corrected number? (Gao et al. 2024, BWRS and Bayesian Dawid-Skene)"""
 
-import pandas as pd
 import streamlit as st
 
 from evalcore import plots, ui
 from evalcore.columns import COMPARISONS
+from evalcore.winrate import judges_table, mean_errors, results_frame
 
 ui.page("Win rates", icon=":material/trophy:")
 st.title("Win rates: what would humans have said?")
@@ -134,25 +134,21 @@ with ui.guard("Calibrating the win rate"):
                            f"{ds.ess:,.0f}, {ds.divergences} divergences.")
 
             st.subheader("How accurate is each judge on this pair?")
-            rows = []
-            for r in results:
-                for j in r.judges:
-                    rows.append({"method": plots.METHOD_LABEL[r.method], "judge": j.judge, "k": j.k,
-                                 "verdicts": j.n_verdicts, "q0": j.q0_mean, "q0 low": j.q0_low, "q0 high": j.q0_high,
-                                 "q1": j.q1_mean, "q1 low": j.q1_low, "q1 high": j.q1_high,
-                                 "labels: A better": int(j.n0), "judge agreed (A)": int(j.s0),
-                                 "labels: B better": int(j.n1), "judge agreed (B)": int(j.s1),
-                                 "judge's own p": j.p_mode if r.method == "bwrs" else float("nan")})
-            acc = pd.DataFrame(rows)
-            num = {c: st.column_config.NumberColumn(c, format="%.3f") for c in
-                   ("k", "q0", "q0 low", "q0 high", "q1", "q1 low", "q1 high", "judge's own p")}
-            st.dataframe(acc, hide_index=True, column_config=num, key="wr_judges_table")
+            acc = judges_table(results)
+            acc["method"] = acc["method"].map(plots.METHOD_LABEL)
+            labels = {"k": "k", "q0_mean": "q0", "q0_low": "q0 low", "q0_high": "q0 high", "q1_mean": "q1",
+                      "q1_low": "q1 low", "q1_high": "q1 high", "p_mode": "judge's own p", "p_low": "own p low",
+                      "p_high": "own p high"}
+            config = {c: st.column_config.NumberColumn(t, format="%.3f") for c, t in labels.items()}
+            config.update({"n_verdicts": "verdicts", "n0": "labels: A better", "s0": "judge agreed (A)",
+                           "n1": "labels: B better", "s1": "judge agreed (B)", "p_mean": None, "n_valid": None})
+            st.dataframe(acc, hide_index=True, column_config=config, key="wr_judges_table")
             st.caption(f"q0 = P(judge says {a} | {a} is better), q1 = P(judge says {b} | {b} is better): posterior means "
                        "with 95% intervals. The label counts are the human labels the method used (for an "
                        "out-of-distribution prior, the other pair's). 'judge's own p' is BWRS run on that judge alone.")
             d1, d2 = st.columns(2)
             with d1:
-                ui.download_csv(pd.concat([r.to_frame() for r in results], ignore_index=True),
+                ui.download_csv(results_frame(results),
                                 file_name=f"winrate_{a}_vs_{b}.csv", label="Download the estimates", key="wr_dl_est")
             with d2:
                 ui.download_csv(acc, file_name=f"judge_accuracy_{a}_vs_{b}.csv", label="Download the judge table",
@@ -178,24 +174,15 @@ with ui.guard("Calibrating the win rate"):
             if ready or st.button("Calibrate every pair", key="wr_all_go", type="primary",
                                   help="About a third of a second per pair and method once the model is compiled."):
                 allres = [r for m in methods for r in ui.winrate_all(method=m, **opts)]
-                frame = pd.DataFrame([{"pair": f"{r.system_a} vs {r.system_b}", "system_a": r.system_a,
-                                       "system_b": r.system_b, "method": r.method, "p_mode": r.p_mode,
-                                       "p_mean": r.p_mean, "ci_low": r.ci_low, "ci_high": r.ci_high,
-                                       "k_observed": r.k_observed, "p_human": r.p_human, "prior": r.prior,
-                                       "n_items": r.n_items, "n_human_labelled": r.n_human_labelled,
-                                       "rhat": r.rhat, "ess": r.ess, "warnings": "; ".join(r.warnings)}
-                                      for r in allres])
+                frame = results_frame(allres)
                 st.plotly_chart(plots.forest_figure(frame), key="wr_forest")
                 st.caption("Each row is a pair: the calibrated p (posterior mode) with its 95% interval per method, the "
                            "raw judge win rate (×) and, where humans labelled the pair, their win rate (|). Left of the "
                            "dotted line the second system is better.")
-                if frame["p_human"].notna().any():
-                    err = frame.assign(err=(frame["p_mode"] - frame["p_human"]).abs(),
-                                       raw=(frame["k_observed"] - frame["p_human"]).abs())
-                    summary = err.groupby("method")[["err", "raw"]].mean()
+                errors = mean_errors(frame)
+                if len(errors):
                     st.caption("Mean absolute error against the humans' p over pairs: "
-                               + "; ".join(f"{plots.METHOD_LABEL[m]} {v.err:.3f}" for m, v in summary.iterrows())
-                               + f"; raw k {summary['raw'].iloc[0]:.3f}.")
+                               + "; ".join(f"{plots.METHOD_LABEL[m]} {v:.3f}" for m, v in errors.items()) + ".")
                 st.dataframe(frame, hide_index=True, key="wr_all_table",
                              column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in
                                             ("p_mode", "p_mean", "ci_low", "ci_high", "k_observed", "p_human", "rhat")})

@@ -851,3 +851,21 @@ def test_warm_up_compiles_once_for_a_judge_count():
     first = wr._COMPILED[5]
     wr.warm_up(5)
     assert wr._COMPILED[5] is first
+
+
+def test_results_frame_judges_table_and_mean_errors(sample):
+    """The tables the page shows and downloads: one row per pair and method, NaN (not None) when undefined."""
+    sample, _ = sample
+    a, b = "cirrus-70b", "atlas-7b"
+    res = [wr.estimate(sample, a, b, method="bwrs", prior="ratio:0.5", seed=1),
+           wr.estimate(sample, b, a, method="bwrs", prior="ratio:0.5", seed=1)]
+    frame = wr.results_frame(res)
+    assert list(frame["pair"]) == [f"{a} vs {b}", f"{b} vs {a}"]
+    assert frame["rhat"].isna().all() and frame["rhat"].dtype == float
+    assert frame["p_human"].iloc[0] == pytest.approx(1 - frame["p_human"].iloc[1])
+    errs = wr.mean_errors(frame)
+    expect = ((frame["p_mode"] - frame["p_human"]).abs().mean())
+    assert errs["bwrs"] == pytest.approx(expect)
+    assert errs["observed"] == pytest.approx(abs(frame["k_observed"].iloc[0] - frame["p_human"].iloc[0]))
+    table = wr.judges_table(res)
+    assert len(table) == 6 and list(table.columns[:2]) == ["method", "judge"]
