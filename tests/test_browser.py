@@ -105,6 +105,17 @@ def _exceptions(page) -> list[str]:
     return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
 
 
+def _open_with_sample(browser, server: Server):
+    """A new tall page on the home page, with the sample data loaded by its button."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page.goto(server.url, wait_until="domcontentloaded")
+    _settle(page)
+    page.get_by_role("button", name="Load the sample data").click()
+    page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
+    _settle(page)
+    return page
+
+
 @pytest.fixture(scope="module")
 def browser():
     exe = _chromium()
@@ -121,12 +132,7 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
     ws = tmp_path / "workspace.duckdb"
     server = Server(ws, tmp_path / "streamlit.log").start()
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 2400})
-        page.goto(server.url, wait_until="domcontentloaded")
-        _settle(page)
-        page.get_by_role("button", name="Load the sample data").click()
-        page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
-        _settle(page)
+        page = _open_with_sample(browser, server)
         assert not _exceptions(page)
         assert page.get_by_text("What this data unlocks").first.is_visible()
         page.screenshot(path=str(SHOTS / "home_sample.png"), full_page=True)
@@ -221,12 +227,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
     SHOTS.mkdir(parents=True, exist_ok=True)
     server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 2400})
-        page.goto(server.url, wait_until="domcontentloaded")
-        _settle(page)
-        page.get_by_role("button", name="Load the sample data").click()
-        page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
-        _settle(page)
+        page = _open_with_sample(browser, server)
         page.goto(f"{server.url}/Win_rates", wait_until="domcontentloaded")
         _settle(page, timeout=240_000)  # the first Dawid-Skene fit of a server compiles the model
         assert not _exceptions(page)
