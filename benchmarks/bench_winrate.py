@@ -11,9 +11,9 @@ Measured:
 * first fit of a fresh process: ``winrate.dawid_skene`` (nutpie) in a subprocess, from launch to
   result, split into Python start-up, base imports, data, ``pair_data``, the pymc/nutpie imports
   and the first call; a second call on the same data gives the sampling time and the compile time
-  (first call minus second). Run once with an empty PyTensor cache (``base_compiledir`` in a
-  temporary folder: a first run on a new machine) and once more with that cache filled (every
-  later process);
+  (first call minus second). Run once with empty caches (numba's ``NUMBA_CACHE_DIR`` and PyTensor's
+  ``base_compiledir`` in a temporary folder: a first run on a new machine) and once more with those
+  caches filled (every later process);
 * compiled fits: median time of ``--repeat`` fits after the first, with ESS and R-hat of p;
 * the reference ``winrate.dawid_skene_reference`` (labels sampled by Binary Gibbs-Metropolis),
   same chains, draws and tune; time, speed ratio and agreement of the posterior means of p,
@@ -145,9 +145,8 @@ def first_fit_child(args: argparse.Namespace) -> None:
     pair = winrate.pair_data(frame, SYS_A, SYS_B)
     t_pair = time.perf_counter() - t
     t = time.perf_counter()
-    import arviz  # noqa: F401  (pymc imports it anyway)
+    import arviz  # noqa: F401
     import nutpie  # noqa: F401
-    import pymc  # noqa: F401
     from statsmodels.nonparametric.kde import KDEUnivariate  # noqa: F401  (winrate imports it lazily)
     t_imp = time.perf_counter() - t
     kw = dict(chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed)
@@ -162,12 +161,12 @@ def first_fit_child(args: argparse.Namespace) -> None:
     out = {"startup": _T_MODULE - args.t_launch, "base_imports": _T_IMPORT1 - _T_IMPORT0, "simulate": t_sim,
            "pair_data": t_pair, "imports": t_imp, "first_call": t_first, "second_call": t_second,
            "compile": t_first - t_second, "total": t_total, "cpu_total": cpu_total, "p_mean": first.p_mean,
-           "p_mean_2": second.p_mean, "ess": first.ess, "rhat": first.rhat}
+           "p_mean_2": second.p_mean, "ess": first.ess, "rhat": first.rhat, "pymc_imported": "pymc" in sys.modules}
     print(_CHILD_MARK + json.dumps(out), flush=True)
 
 
 def run_first_fit(args: argparse.Namespace, compiledir: str | None) -> dict:
-    """The child's timings; ``compiledir`` is the PyTensor cache to use (None: the user's own)."""
+    """The child's timings; ``compiledir`` holds the numba and PyTensor caches to use (None: the user's own)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--first-fit-only", "--items", str(args.items),
            "--judges", str(args.judges), "--p", str(args.p), "--seed", str(args.seed), "--chains", str(args.chains),
            "--draws", str(args.draws), "--tune", str(args.tune)]
@@ -175,6 +174,7 @@ def run_first_fit(args: argparse.Namespace, compiledir: str | None) -> dict:
     if compiledir is not None:
         env["PYTENSOR_FLAGS"] = ",".join(f for f in (env.get("PYTENSOR_FLAGS", ""), f"base_compiledir={compiledir}")
                                          if f)
+        env["NUMBA_CACHE_DIR"] = os.path.join(compiledir, "numba")
     t_launch = time.time()
     proc = subprocess.run(cmd + ["--t-launch", repr(t_launch)], env=env, capture_output=True, text=True)
     wall = time.time() - t_launch
@@ -227,8 +227,8 @@ def main() -> None:
                     help="comma-separated priors for the reference: none (main comparison), ratio (--ratio)")
     ap.add_argument("--no-reference", action="store_true", help="skip the (slow) reference")
     ap.add_argument("--first-fit", default="cold,warm",
-                    help="first-fit runs, comma-separated: cold (empty PyTensor cache in a temporary folder), warm "
-                         "(that cache filled), default (the user's ~/.pytensor as it is), or none")
+                    help="first-fit runs, comma-separated: cold (empty numba and PyTensor caches in a temporary "
+                         "folder), warm (those caches filled), default (the user's caches as they are), or none")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 100 items, 4 x 100 draws, first fit with the user's cache only, few repeats")
     ap.add_argument("--first-fit-only", action="store_true", help=argparse.SUPPRESS)
@@ -265,7 +265,7 @@ def main() -> None:
 
     # first fit in fresh processes (before anything heavy is imported here)
     first: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="bench-winrate-pytensor-") as cdir:
+    with tempfile.TemporaryDirectory(prefix="bench-winrate-caches-") as cdir:
         for kind in ("cold", "warm", "default"):
             if kind in kinds:
                 if kind == "warm" and "cold" not in kinds:
@@ -327,7 +327,7 @@ def main() -> None:
 
     # ------------------------------------------------------------------- report
     rows = []  # (what, value, goal, verdict)
-    labels = {"cold": "empty PyTensor cache", "warm": "PyTensor cache filled", "default": "user's PyTensor cache"}
+    labels = {"cold": "empty numba/PyTensor caches", "warm": "caches filled", "default": "user's caches"}
     for key, kind in labels.items():
         f = first.get(key)
         if f is None:
@@ -338,8 +338,8 @@ def main() -> None:
         rows.append(("  Python start-up + numpy/pandas/evalcore imports",
                      f"{f['startup']:.2f} + {f['base_imports']:.2f} s", "", ""))
         rows.append(("  simulate data + pair_data", f"{f['simulate']:.2f} + {f['pair_data']:.3f} s", "", ""))
-        rows.append(("  import pymc, nutpie, arviz, statsmodels KDE", f"{f['imports']:.2f} s", "", ""))
-        rows.append(("  first dawid_skene call = compile + sample",
+        rows.append(("  import nutpie, arviz, statsmodels KDE", f"{f['imports']:.2f} s", "", ""))
+        rows.append(("  first dawid_skene call = load or compile the kernel + sample",
                      f"{f['first_call']:.2f} = {f['compile']:.2f} + {f['second_call']:.2f} s", "", ""))
     rows.append((f"pair_data ({len(frame):,} rows, median of 5)", f"{1000 * t_pair:.1f} ms", "", ""))
     rows.append(("first dawid_skene call in this process (imports + compile + sample)", f"{t_first_here:.2f} s",

@@ -3,8 +3,8 @@
 Runs the page under Streamlit's AppTest (the whole script, as a browser rerun does) on the
 sample data and on PandaLM, and times:
 
-* the first open of the page in a fresh process (imports, compiling the Dawid-Skene model,
-  the first BWRS and DS fits);
+* the first open of the page in a fresh process (imports, loading numba's cached Dawid-Skene
+  kernel and nutpie, the first BWRS and DS fits);
 * each move of the slider to a ratio not seen before (one BWRS and one DS fit), and
 * each move back to a ratio already seen (the issue's rule: nothing is refitted).
 
@@ -91,8 +91,9 @@ def main() -> int:
     for name, first, new, back, refits in rows:
         print(f"| {name} | {first:.1f} s | {statistics.median(new):.2f} s ({max(new):.2f} s) | "
               f"{statistics.median(back):.2f} s ({max(back):.2f} s) | {refits} |")
-    print("\nThe first open includes what the first page of a server pays: importing PyMC and nutpie, compiling "
-          "the model, and the first fits (a second process reuses numba's on-disk cache).")
+    print("\nThe first open includes what the first page of a server pays: importing Streamlit, numba and nutpie, "
+          "loading the Dawid-Skene kernel (compiled once per machine, then read from numba's on-disk cache), and "
+          "the first fits.")
     return 0
 
 

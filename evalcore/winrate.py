@@ -12,7 +12,8 @@ This module estimates ``p`` two ways:
 * :func:`bwrs`, Bayesian Win Rate Sampling (their Algorithm 1): Beta posteriors of
   ``k``, ``q0`` and ``q1`` give samples of ``p = (k + q1 - 1) / (q0 + q1 - 1)`` (Eq. 11).
 * :func:`dawid_skene`, their Model 1 with the true labels **marginalised out exactly**
-  and fitted in PyMC. Given the judges' accuracies, the verdicts of the judges on one
+  and written as a PyMC model; nutpie samples it through the same log density compiled
+  by numba (:mod:`evalcore._dskernel`). Given the judges' accuracies, the verdicts of the judges on one
   item are independent, so an item's likelihood is a two-term mixture::
 
       P(t_i) = p * prod_e q0_e^[t_ie=A] (1-q0_e)^[t_ie=B]
@@ -728,38 +729,86 @@ def _ds_model(data: dict[str, np.ndarray]):
     return model
 
 
-_COMPILED: dict[int, Any] = {}
-_COMPILE_LOCK = threading.Lock()
+_KERNEL_LOCK = threading.Lock()
 
 
-def _compiled(n_judges: int, data: dict[str, np.ndarray]):
-    """nutpie's compiled model for ``n_judges`` judges, built once per process.
+def _kernel():
+    """The numba kernel module, imported (and compiled or loaded from numba's cache) once."""
+    with _KERNEL_LOCK:  # two threads importing it at once would both compile
+        from . import _dskernel
 
-    Compiling takes seconds (numba); the data are swapped in with ``with_data``, so every
-    later fit with the same number of judges (any pair, ratio or prior) reuses it.
+    return _dskernel
+
+
+def _nutpie_model(pair: PairData, data: dict[str, np.ndarray], *, pyfunc: bool = False):
+    """A nutpie model whose log density is the numba kernel on ``data``.
+
+    Built from nutpie's ``CompiledPyMCModel`` with our C functions in place of the ones nutpie
+    would compile from the PyMC graph (no per-process compile). ``pyfunc=True`` uses nutpie's
+    public ``from_pyfunc`` instead: the same density through a Python call per gradient,
+    about 5x slower; it is the fallback should nutpie's internal class change.
     """
-    with _COMPILE_LOCK:
-        cm = _COMPILED.get(n_judges)
-        if cm is None:
-            import nutpie
+    from scipy.special import betaln
 
-            cm = nutpie.compile_pymc_model(_ds_model(data), freeze_model=False)
-            _COMPILED[n_judges] = cm
-    return cm.with_data(**data)
+    k = _kernel()
+    E = len(pair.judges)
+    lbeta = betaln(data["a0"], data["b0"]) + betaln(data["a1"], data["b1"])
+    args = (data["T0"], data["T1"], data["H0"], data["H1"], data["w"], data["a0"], data["b0"], data["a1"],
+            data["b1"], lbeta)
+    # PyMC's initial point: the prior means in log-odds, jittered by U(-1, 1) per chain
+    centre = np.concatenate([[0.0], np.log(data["a0"] / data["b0"]), np.log(data["a1"] / data["b1"])])
+
+    def initial_point(seed):
+        return centre + np.random.default_rng(seed).uniform(-1.0, 1.0, centre.size)
+
+    names, shapes = ["p", "q0", "q1"], [(), (E,), (E,)]
+    dims = {"q0": ("judge",), "q1": ("judge",)}
+    coords = {"judge": list(pair.judges)}
+    if not pyfunc:
+        try:
+            from nutpie.compile_pymc import CompiledPyMCModel
+
+            return CompiledPyMCModel(
+                dims=dims, _n_dim=k.n_dim(E), _coords=coords, _shapes=dict(zip(names, shapes)),
+                compiled_logp_func=k.c_logp, compiled_expand_func=k.c_expand, initial_point_func=initial_point,
+                shared_data={}, user_data=k.pack(*args), n_expanded=k.n_dim(E),
+                shape_info=(names, [slice(0, 1), slice(1, 1 + E), slice(1 + E, 1 + 2 * E)], shapes),
+                logp_func=None, expand_func=None)
+        except (ImportError, TypeError):  # nutpie changed its internals: take the public route
+            pass
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    def make_logp():
+        def logp(x):
+            value, grad = k.logp_grad(x, *args)
+            return float(value), grad
+        return logp
+
+    def make_expand(seed1, seed2, chain):
+        def expand(x):
+            q = 1.0 / (1.0 + np.exp(-x))
+            return {"p": q[:1].reshape(()), "q0": q[1:1 + E].copy(), "q1": q[1 + E:].copy()}
+        return expand
+
+    return from_pyfunc(k.n_dim(E), make_logp, make_expand, [np.dtype("float64")] * 3, shapes, names, coords=coords,
+                       dims=dims, make_initial_point_fn=initial_point)
 
 
-def is_compiled(n_judges: int) -> bool:
-    """Whether this process has already compiled the Dawid-Skene model for ``n_judges`` judges."""
-    return int(n_judges) in _COMPILED
+def is_compiled() -> bool:
+    """Whether this process has loaded the Dawid-Skene kernel (later fits start sampling at once)."""
+    import sys
+
+    return f"{__package__}._dskernel" in sys.modules and "nutpie" in sys.modules and "arviz" in sys.modules
 
 
-def warm_up(n_judges: int) -> None:
-    """Compile the Dawid-Skene model for ``n_judges`` judges now (e.g. in a background thread)."""
-    E = int(n_judges)
-    dummy = PairData("a", "b", tuple(f"j{i}" for i in range(E)), np.arange(2), np.zeros((2, E), np.int8),
-                     np.array([0, 1], np.int8))
-    ones = np.ones(E)
-    _compiled(E, _ds_data(dummy, None, 2 * ones, ones, 2 * ones, ones))
+def warm_up() -> None:
+    """Load the Dawid-Skene kernel and the sampler (e.g. in a background thread).
+
+    About 3 s the first time on a machine (numba compiles, then caches on disk), under a second after.
+    """
+    _kernel()
+    import arviz  # noqa: F401
+    import nutpie  # noqa: F401
 
 
 def _ds_priors(pair: PairData, ood: Counts | None) -> tuple[np.ndarray, ...]:
@@ -832,21 +881,24 @@ def dawid_skene(pair: PairData, *, labelled: np.ndarray | None = None, ood: Coun
 
         log L = sum_i log[ p prod_e q0^[t=A] (1-q0)^[t=B] + (1-p) prod_e q1^[t=B] (1-q1)^[t=A] ]
 
-    with an item in ``labelled`` (human label used) keeping only its label's term. Fitted
-    by NUTS: nutpie's sampler on the PyMC model (``sampler="nutpie"``) or PyMC's own
-    (``"pymc"``). The estimate of p is the posterior mean and KDE mode with a 95%
+    with an item in ``labelled`` (human label used) keeping only its label's term. The model
+    is the PyMC model ``_ds_model``. It is fitted by NUTS: nutpie's sampler on the same
+    density written as a numba kernel (``sampler="nutpie"``, :mod:`evalcore._dskernel`, checked
+    against PyMC's ``logp`` and ``dlogp`` in the tests; compiling the PyMC graph instead costs
+    14-27 s per process), the same through nutpie's public Python interface
+    (``"nutpie-pyfunc"``), or PyMC's own NUTS on the PyMC model (``"pymc"``). The estimate of p is the posterior mean and KDE mode with a 95%
     equal-tailed credible interval; R-hat and bulk ESS come from ArviZ.
     """
-    if sampler not in ("nutpie", "pymc"):
-        raise DataError(f"unknown sampler '{sampler}'", fix="use nutpie or pymc")
+    if sampler not in ("nutpie", "nutpie-pyfunc", "pymc"):
+        raise DataError(f"unknown sampler '{sampler}'", fix="use nutpie, nutpie-pyfunc or pymc")
     t0 = time.perf_counter()
     a0, b0, a1, b1 = _ds_priors(pair, ood)
     data = _ds_data(pair, labelled, a0, b0, a1, b1)
     E = len(pair.judges)
-    if sampler == "nutpie":
+    if sampler != "pymc":
         import nutpie
 
-        cm = _compiled(E, data)
+        cm = _nutpie_model(pair, data, pyfunc=sampler == "nutpie-pyfunc")
         idata = nutpie.sample(cm, chains=chains, draws=draws, tune=tune, seed=seed, progress_bar=False,
                               cores=max(1, min(chains, os.cpu_count() or 1)))
         div = int(np.asarray(idata.sample_stats["diverging"].values).sum())

@@ -50,7 +50,7 @@ with ui.guard("Calibrating the win rate"):
         st.stop()
     jt = tuple(judges) if len(judges) < len(all_judges) else None
     pair = ui.pair_data(a, b, judges=jt, ties=ties, seed=seed)
-    ui.warm_up_winrate(len(pair.judges))
+    ui.warm_up_winrate()
 
     others = [n for n in names if n != choice]
     kinds = {"ratio": "This pair's human labels", "ood": "Another pair's human labels", "none": "No human labels"}
@@ -172,7 +172,7 @@ with ui.guard("Calibrating the win rate"):
                         ties=ties, seed=seed, ood_auto=kind == "ood")
             ready = all(ui.winrate_all_ready(method=m, **opts) for m in methods)
             if ready or st.button("Calibrate every pair", key="wr_all_go", type="primary",
-                                  help="About a third of a second per pair and method once the model is compiled."):
+                                  help="About a third of a second per pair and method."):
                 allres = [r for m in methods for r in ui.winrate_all(method=m, **opts)]
                 frame = results_frame(allres)
                 st.plotly_chart(plots.forest_figure(frame), key="wr_forest")

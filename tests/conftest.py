@@ -15,7 +15,7 @@ def _isolated_workspace(tmp_path_factory, monkeypatch):
     folder = tmp_path_factory.mktemp("workspace")  # not inside tmp_path, which tests may expect empty
     monkeypatch.setenv("EVALCORE_WORKSPACE", str(folder))
     monkeypatch.delenv("EVALCORE_MAX_FILE_MB", raising=False)
-    # No background compile threads: one outliving its test races with the next test's output capture.
+    # No background warm-up threads: one outliving its test races with the next test's output capture.
     monkeypatch.setenv("EVALCORE_WARMUP", "0")
     yield folder
 

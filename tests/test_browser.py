@@ -229,7 +229,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
     try:
         page = _open_with_sample(browser, server)
         page.goto(f"{server.url}/Win_rates", wait_until="domcontentloaded")
-        _settle(page, timeout=240_000)  # the first Dawid-Skene fit of a server compiles the model
+        _settle(page, timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
         assert not _exceptions(page)
         assert _metric(page, "Raw judge win rate k") == "0.769"
         before = _metric(page, "Dawid-Skene p")

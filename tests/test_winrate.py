@@ -581,6 +581,73 @@ def test_ds_matches_exact_enumeration_with_an_ood_prior(tiny):
     assert res.prior == "ood:x vs y"
 
 
+@pytest.mark.parametrize("use_ood", [False, True])
+def test_numba_kernel_is_the_pymc_models_log_density_and_gradient(use_ood):
+    """The kernel nutpie samples equals PyMC's compiled logp and dlogp of ``_ds_model`` (log-odds space,
+    Jacobian included) at random points, with labelled and unlabelled items, missing verdicts and an OOD prior."""
+    from scipy.special import betaln
+
+    from evalcore import _dskernel
+
+    pair, _ = simulated_pair(60, 0.6, Q0, Q1, seed=5)
+    pair = dataclasses.replace(pair, verdicts=np.where(np.random.default_rng(0).random(pair.verdicts.shape) < 0.1,
+                                                       -1, pair.verdicts).astype(np.int8))
+    lab = wr.label_mask(pair, 0.3, seed=1)
+    ood = (Counts(pair.judges, n0=np.array([10.0, 4, 7]), s0=np.array([9.0, 1, 5]), n1=np.array([6.0, 30, 3]),
+                  s1=np.array([2.0, 27, 3]), source="x") if use_ood else None)
+    data = wr._ds_data(pair, lab, *wr._ds_priors(pair, ood))
+    assert 0 < data["H0"].sum() + data["H1"].sum() < data["w"].size  # both kinds of pattern present
+    model = wr._ds_model(data)
+    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    names = [v.name for v in model.value_vars]
+    assert names == ["p_logodds__", "q0_logodds__", "q1_logodds__"]
+    lbeta = betaln(data["a0"], data["b0"]) + betaln(data["a1"], data["b1"])
+    E = len(pair.judges)
+    rng = np.random.default_rng(3)
+    for x in rng.normal(0.0, 2.0, (20, 1 + 2 * E)):
+        point = {"p_logodds__": x[0], "q0_logodds__": x[1:1 + E], "q1_logodds__": x[1 + E:]}
+        value, grad = _dskernel.logp_grad(x, data["T0"], data["T1"], data["H0"], data["H1"], data["w"],
+                                          data["a0"], data["b0"], data["a1"], data["b1"], lbeta)
+        assert value == pytest.approx(float(logp(point)), rel=1e-12, abs=1e-9)
+        np.testing.assert_allclose(grad, dlogp(point), rtol=1e-10, atol=1e-9)
+    # the C entry point nutpie calls reads the packed buffer the same way
+    import ctypes
+
+    buf = _dskernel.pack(data["T0"], data["T1"], data["H0"], data["H1"], data["w"], data["a0"], data["b0"],
+                         data["a1"], data["b1"], lbeta)
+    fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.POINTER(ctypes.c_double),
+                          ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double),
+                          ctypes.c_void_p)(_dskernel.c_logp.address)
+    x = rng.normal(0.0, 1.0, 1 + 2 * E)
+    out, val = np.zeros_like(x), np.zeros(1)
+    dp = ctypes.POINTER(ctypes.c_double)
+    rc = fn(x.size, x.ctypes.data_as(dp), out.ctypes.data_as(dp), val.ctypes.data_as(dp), buf.ctypes.data)
+    point = {"p_logodds__": x[0], "q0_logodds__": x[1:1 + E], "q1_logodds__": x[1 + E:]}
+    assert rc == 0 and val[0] == pytest.approx(float(logp(point)), abs=1e-9)
+    np.testing.assert_allclose(out, dlogp(point), rtol=1e-10, atol=1e-9)
+    assert fn(x.size + 1, x.ctypes.data_as(dp), out.ctypes.data_as(dp), val.ctypes.data_as(dp),
+              buf.ctypes.data) == -1  # wrong dimension is refused, not read past the end
+
+
+@pytest.mark.slow
+def test_three_samplers_give_the_same_posterior():
+    """nutpie on the numba kernel, the same through nutpie's public Python route (draw for draw), and
+    PyMC's own NUTS on the PyMC model (within Monte Carlo error)."""
+    pair, _ = simulated_pair(200, 0.65, Q0, Q1, seed=9)
+    lab = wr.label_mask(pair, 0.2, seed=0)
+    fast = wr.dawid_skene(pair, labelled=lab, seed=4)
+    slow = wr.dawid_skene(pair, labelled=lab, seed=4, sampler="nutpie-pyfunc")
+    ref = wr.dawid_skene(pair, labelled=lab, seed=4, sampler="pymc", draws=1000, chains=2)
+    print(f"p_mean: kernel {fast.p_mean:.5f}, pyfunc {slow.p_mean:.5f}, pymc {ref.p_mean:.5f}")
+    assert fast.p_mean == pytest.approx(slow.p_mean, abs=1e-12)
+    assert fast.ci_low == pytest.approx(slow.ci_low, abs=1e-12)
+    assert abs(fast.p_mean - ref.p_mean) < 0.01
+    for jf, jr in zip(fast.judges, ref.judges):
+        assert abs(jf.q0_mean - jr.q0_mean) < 0.02 and abs(jf.q1_mean - jr.q1_mean) < 0.02
+    with pytest.raises(DataError, match="unknown sampler"):
+        wr.dawid_skene(pair, sampler="stan")
+
+
 @pytest.mark.slow
 def test_marginalised_ds_agrees_with_the_discrete_label_reference():
     """36 items, 3 judges, 9 labels: PyMC with Binary Gibbs-Metropolis labels vs the marginalised model.
@@ -844,13 +911,13 @@ def test_pandalm_calibrated_estimates(pandalm, pandalm_fits):
     assert err_bwrs <= err_k + 0.02
 
 
-def test_warm_up_compiles_once_for_a_judge_count():
-    """The background warm-up the app starts: after it, a fit with that judge count does not compile again."""
-    wr.warm_up(5)
-    assert wr.is_compiled(5)
-    first = wr._COMPILED[5]
-    wr.warm_up(5)
-    assert wr._COMPILED[5] is first
+def test_warm_up_loads_the_kernel_and_sampler():
+    """The background warm-up the app starts: after it, a fit needs no compile or import."""
+    wr.warm_up()
+    assert wr.is_compiled()
+    from evalcore import _dskernel
+
+    assert wr._kernel() is _dskernel
 
 
 def test_results_frame_judges_table_and_mean_errors(sample):

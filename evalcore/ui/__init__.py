@@ -289,43 +289,38 @@ def pair_data(a: str, b: str, *, judges: tuple | None, ties: str, seed: int):
 
 
 @st.cache_resource(show_spinner=False)
-def _warm(n_judges: int):
+def _warm():
     import threading
 
     from ..winrate import warm_up
 
-    # Compile the Dawid-Skene model while the analyst reads the page: the first fit of a
-    # process otherwise waits ~15 s for numba.
-    t = threading.Thread(target=warm_up, args=(n_judges,), name=f"evalcore-ds-compile-{n_judges}", daemon=True)
+    # Load numba, the Dawid-Skene kernel, nutpie and ArviZ while the analyst reads the page:
+    # ~3 s the first time on a machine (numba compiles and caches), ~1 s after.
+    t = threading.Thread(target=warm_up, name="evalcore-ds-warm-up", daemon=True)
     t.start()
     return t
 
 
-def warm_up_winrate(n_judges: int) -> None:
-    """Start compiling the Dawid-Skene model for ``n_judges`` judges in the background (once per server).
+def warm_up_winrate() -> None:
+    """Start loading the Dawid-Skene sampler in the background (once per server).
 
-    ``EVALCORE_WARMUP=0`` turns it off: the test suite does, because a compile thread that outlives
+    ``EVALCORE_WARMUP=0`` turns it off: the test suite does, because a thread that outlives
     one test races with the next test's capture of stdout and stderr.
     """
     if os.environ.get("EVALCORE_WARMUP", "1") == "0":
         return
-    _warm(int(n_judges))
+    _warm()
 
 
 def warm_up_for_current() -> None:
-    """Compile the Dawid-Skene model in the background when the current dataset has system pairs.
+    """Load the Dawid-Skene sampler in the background when the current dataset has system pairs.
 
-    The landing page calls it, so that by the time the analyst opens Win rates the first fit
-    does not wait for numba (~15 s). Only the judge count of the most common pair is warmed.
+    The landing page calls it, so that the first fit on the Win rates page does not wait for it.
     """
     frame = current_table(COMPARISONS)
     if frame is None or "system_a" not in frame.columns or "system_b" not in frame.columns:
         return
-    with contextlib.suppress(DataError):
-        table = comparison_pairs()
-        counts = table["judges"].map(lambda s: len([j for j in s.split(",") if j.strip()]))
-        if len(counts) and counts.max() > 0:
-            warm_up_winrate(int(counts.mode().iloc[0]))
+    warm_up_winrate()
 
 
 def winrate(a: str, b: str, *, method: str, prior: str, judges: tuple | None, ties: str, seed: int):
@@ -336,8 +331,8 @@ def winrate(a: str, b: str, *, method: str, prior: str, judges: tuple | None, ti
     params = {"a": a, "b": b, "method": method, "prior": prior, "judges": list(judges) if judges else None,
               "ties": ties, "seed": seed}
     if method == "ds":
-        label = ("Fitting the Dawid-Skene model..." if is_compiled(len(pair.judges)) else
-                 "Compiling the Dawid-Skene model (the first fit after the server starts takes about 15 s)...")
+        label = ("Fitting the Dawid-Skene model..." if is_compiled() else
+                 "Loading the sampler and fitting the Dawid-Skene model (a few seconds the first time)...")
     else:
         label = "Sampling BWRS..."
     frame = current_table(COMPARISONS)
