@@ -69,7 +69,7 @@ def main() -> None:
         by = ["language", "criterion"]
         t_prep, units = best(lambda: prepare(frame), args.repeat)
         t_point, table = best(lambda: agreement(units, by=by, n_boot=0), args.repeat)
-        t_boot, table_b = best(lambda: agreement(units, by=by, n_boot=args.boot, seed=0), 1)
+        t_boot, table_b = best(lambda: agreement(units, by=by, n_boot=args.boot, seed=0), args.repeat)
     cells = len(table.drop_duplicates(by + ["judge"]))
     print(f"rows={rows:,} file={size:.1f} MB cells={cells} (language x criterion x source)")
     print(f"pandas.read_csv            {t_read:7.3f} s   (reference)")

@@ -116,27 +116,11 @@ def pack(T0, T1, H0, H1, w, a0, b0, a1, b1, lbeta) -> np.ndarray:
 def _unpack(buf):
     E = int(buf[0])
     N = int(buf[1])
-    o = 2
-    a0 = buf[o:o + E]
-    o += E
-    b0 = buf[o:o + E]
-    o += E
-    a1 = buf[o:o + E]
-    o += E
-    b1 = buf[o:o + E]
-    o += E
-    lbeta = buf[o:o + E]
-    o += E
-    H0 = buf[o:o + N]
-    o += N
-    H1 = buf[o:o + N]
-    o += N
-    w = buf[o:o + N]
-    o += N
-    T0 = buf[o:o + N * E].reshape((N, E))
-    o += N * E
-    T1 = buf[o:o + N * E].reshape((N, E))
-    return T0, T1, H0, H1, w, a0, b0, a1, b1, lbeta
+    prior = buf[2:2 + 5 * E].reshape((5, E))  # a0, b0, a1, b1, lbeta
+    items = buf[2 + 5 * E:2 + 5 * E + 3 * N].reshape((3, N))  # H0, H1, w
+    verdicts = buf[2 + 5 * E + 3 * N:2 + 5 * E + 3 * N + 2 * N * E].reshape((2, N, E))  # T0, T1
+    return (verdicts[0], verdicts[1], items[0], items[1], items[2], prior[0], prior[1], prior[2], prior[3],
+            prior[4])
 
 
 # The C signatures nutpie calls (see nutpie.compile_pymc._make_c_logp_func): return 0 on

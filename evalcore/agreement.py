@@ -57,7 +57,9 @@ from __future__ import annotations
 
 import warnings
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -107,6 +109,9 @@ class Units:
         One row per unit: ``criterion`` and every segment column.
     scale
         Per criterion, the number of categories of its scale (distinct human scores).
+    codes
+        Per column of ``segments``: each unit's code and the distinct values the codes index
+        (missing values as NaN), so that grouping needs no hashing of strings.
     """
 
     values: np.ndarray
@@ -116,6 +121,7 @@ class Units:
     item: np.ndarray
     segments: pd.DataFrame
     scale: dict[str, int]
+    codes: dict[str, tuple[np.ndarray, tuple]]
 
 
 def segment_columns(ratings: pd.DataFrame) -> list[str]:
@@ -132,20 +138,42 @@ def segment_columns(ratings: pd.DataFrame) -> list[str]:
     return out
 
 
-def _codes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes and distinct values of a column, in order of first appearance.
+def _is_arrow_string(s: pd.Series) -> bool:
+    return isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow"
 
-    Arrow-backed strings (pandas 3's default) are encoded by pyarrow directly, which is
-    two to three times faster than ``pd.factorize`` on low-cardinality columns.
+
+def _codes(s: pd.Series):
+    """Integer codes of a column and its distinct values, in order of first appearance.
+
+    Missing values get a code of their own. Arrow-backed strings (pandas 3's default) are
+    encoded by pyarrow, two to three times faster than ``pd.factorize``, and the distinct
+    values stay a pyarrow array; otherwise they are a pandas Index.
     """
-    if isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow":
+    if _is_arrow_string(s):
         import pyarrow as pa
         import pyarrow.compute as pc
 
         enc = pc.dictionary_encode(pa.chunked_array(pa.array(s.array)), null_encoding="encode").combine_chunks()
-        return np.asarray(enc.indices, dtype=np.int64), np.asarray(enc.dictionary.to_pylist(), dtype=object)
+        return np.asarray(enc.indices, dtype=np.int64), enc.dictionary
     codes, uniques = pd.factorize(s, use_na_sentinel=False)
-    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
+    return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
+
+
+def _distinct(uniques) -> tuple:
+    """The distinct values of :func:`_codes` as a tuple, missing values as NaN."""
+    vals = uniques.to_pylist() if hasattr(uniques, "to_pylist") else list(uniques)
+    return tuple(np.nan if v is None or (isinstance(v, float) and v != v) else v for v in vals)
+
+
+def _take(s: pd.Series, uniques, codes: np.ndarray) -> pd.Series:
+    """A column with ``s``'s dtype holding ``uniques[codes]`` (cheap: no strings are hashed or copied twice)."""
+    if _is_arrow_string(s):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        taken = pc.take(uniques, pa.array(codes))
+        return pd.Series(type(s.array)(pa.chunked_array([taken]), dtype=s.dtype))
+    return pd.Series(uniques.take(codes), dtype=s.dtype)
 
 
 def _score_codes(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +194,7 @@ def _score_codes(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> Units:
     """Reduce a validated ratings table to per-unit category counts.
 
-    One pass of hashing (pandas factorize) and counting (numpy bincount) over the
+    One pass of hashing (pyarrow or pandas) and counting (numpy bincount) over the
     ratings, with a dense unit index ``item * n_criteria + criterion`` so that nothing is
     sorted. Where a rater judged a unit several times (``sample``), the first sample is
     used: the other samples are the subject of self-consistency, not of agreement.
@@ -183,18 +211,25 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
     segs = list(segments) if segments is not None else segment_columns(df)
     segs = [s for s in segs if s != "criterion"]
     n = len(df)
+    cols = ["item_id", "criterion", "rater", *segs]
+    # Hashing the string columns is most of the cost, and pyarrow's kernels release the GIL:
+    # two threads use both cores of a small machine.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        enc = dict(zip(cols, pool.map(lambda c: _codes(df[c]), cols)))
     codes, values = _score_codes(df["score"].to_numpy(dtype=float))
-    item_code, _ = _codes(df["item_id"])
-    crit_code, crit_names = _codes(df["criterion"])
+    item_code = enc["item_id"][0]
+    crit_code, crit_uniques = enc["criterion"]
+    crit_names = _distinct(crit_uniques)
     n_items, n_crit, q = int(item_code.max()) + 1, len(crit_names), len(values)
-    dense = item_code.astype(np.int64) * n_crit + crit_code
+    dense = item_code * n_crit + crit_code
     present = np.bincount(dense, minlength=n_items * n_crit) > 0
     compact = np.cumsum(present) - 1
     unit_ids = np.flatnonzero(present)
     unit_idx = compact[dense]
     n_units = len(unit_ids)
     # Each rater has one kind (validated), so kinds come from one row per rater.
-    rater_code, raters = _codes(df["rater"])
+    rater_code, rater_uniques = enc["rater"]
+    raters = _distinct(rater_uniques)
     first_of_rater = np.empty(len(raters), dtype=np.int64)
     first_of_rater[rater_code[::-1]] = np.arange(n)[::-1]
     kind_of_rater = df["rater_kind"].iloc[first_of_rater].to_numpy()
@@ -208,23 +243,73 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
     judge_codes = np.full((len(jnames), n_units), -1, dtype=np.int64)
     judge_codes[slot[rater_code[is_j]], unit_idx[is_j]] = codes[is_j]
     unit_item = unit_ids // n_crit
+    crit_of_unit = unit_ids % n_crit
     first_row = np.empty(n_items, dtype=np.int64)
     first_row[item_code[::-1]] = np.arange(n)[::-1]  # first row of each item, without sorting
-    seg = {"criterion": np.asarray(crit_names, dtype=object)[unit_ids % n_crit]}
+    seg = {"criterion": _take(df["criterion"], crit_uniques, crit_of_unit)}
+    unit_codes = {"criterion": (crit_of_unit, crit_names)}
     for s in segs:
-        scodes, _ = _codes(df[s])
+        scodes, suniques = enc[s]
         bad = scodes != scodes[first_row[item_code]]
         if bad.any():
             item = df["item_id"].iloc[int(np.flatnonzero(bad)[0])]
             raise DataError(f"column '{s}' has different values within one item ('{item}')",
                             column=s, fix=f"'{s}' must describe the item; group by another column")
-        seg[s] = df[s].iloc[first_row[unit_item]].reset_index(drop=True)
-    crit_of_unit = unit_ids % n_crit
-    hv = np.zeros((n_crit, q), dtype=np.int64)
-    np.add.at(hv, crit_of_unit, counts)
-    scale = {str(name): int((hv[ci] > 0).sum()) for ci, name in enumerate(crit_names)}
+        ucodes = scodes[first_row[unit_item]]
+        seg[s] = _take(df[s], suniques, ucodes)
+        unit_codes[s] = (ucodes, _distinct(suniques))
+    used = np.bincount((crit_of_unit[:, None] * q + np.arange(q)).ravel(), weights=counts.ravel(),
+                       minlength=n_crit * q).reshape(n_crit, q) > 0
+    scale = {str(name): int(used[ci].sum()) for ci, name in enumerate(crit_names)}
     return Units(values=values, counts=counts, judge_codes=judge_codes, judges=tuple(map(str, jnames)),
-                 item=unit_item, segments=pd.DataFrame(seg), scale=scale)
+                 item=unit_item, segments=pd.DataFrame(seg), scale=scale, codes=unit_codes)
+
+
+def _sort_order(values: tuple) -> np.ndarray:
+    """Positions of ``values`` in sorted order, missing last (pandas' ``groupby(sort=True, dropna=False)``)."""
+    def missing(v) -> bool:
+        return isinstance(v, float) and v != v
+
+    idx = range(len(values))
+    try:
+        order = sorted(idx, key=lambda i: (missing(values[i]), 0 if missing(values[i]) else values[i]))
+    except TypeError:  # mixed types in one object column: sort by their text
+        order = sorted(idx, key=lambda i: (missing(values[i]), str(values[i])))
+    return np.asarray(order, dtype=np.int64)
+
+
+def group_codes(units: Units, by: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:
+    """Each unit's group (0..G-1, groups in sorted order of their keys) and the keys.
+
+    The same groups and order as ``units.segments.groupby(by, sort=True, dropna=False)``,
+    from the integer codes :func:`prepare` kept (no strings are hashed again).
+    """
+    n = len(units.item)
+    if not by:
+        return np.zeros(n, dtype=np.int64), [()]
+    ranks, orders, sizes = [], [], []
+    for c in by:
+        ucodes, vals = units.codes[c]
+        order = _sort_order(vals)
+        rank = np.empty(len(vals), dtype=np.int64)
+        rank[order] = np.arange(len(vals))
+        ranks.append(rank[ucodes])
+        orders.append(order)
+        sizes.append(max(len(vals), 1))
+    if float(np.prod(np.asarray(sizes, dtype=float))) < 2.0 ** 62:
+        key = np.zeros(n, dtype=np.int64)
+        for r, size in zip(ranks, sizes):
+            key = key * size + r
+        uniq, inv = np.unique(key, return_inverse=True)
+        parts = []
+        for size in reversed(sizes):
+            parts.append(uniq % size)
+            uniq = uniq // size
+        combos = np.column_stack(parts[::-1])
+    else:
+        combos, inv = np.unique(np.column_stack(ranks), axis=0, return_inverse=True)
+    keys = [tuple(units.codes[c][1][orders[k][r]] for k, (c, r) in enumerate(zip(by, row))) for row in combos]
+    return inv.ravel().astype(np.int64), keys
 
 
 def fractional_judges(units: Units) -> list[str]:
@@ -674,48 +759,49 @@ def agreement(
     bad = [j for j in chosen if j not in units.judges]
     if bad:
         raise DataError(f"there is no judge named '{bad[0]}'", fix="choose from: " + ", ".join(units.judges))
-    if by:
-        grouped = units.segments.groupby(by, sort=True, dropna=False)
-        gcodes = grouped.ngroup().to_numpy()
-        keys = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index]
-    else:
-        gcodes = np.zeros(len(units.segments), dtype=np.int64)
-        keys = [()]
+    gcodes, keys = group_codes(units, by)
     G = len(keys)
-    ccode, cnames = pd.factorize(units.segments["criterion"].astype(str))
-    crit_scale = np.array([units.scale.get(c, 0) for c in cnames])[ccode]
+    ccode, cnames = units.codes["criterion"]
+    crit_scale = np.array([units.scale.get(str(c), 0) for c in cnames], dtype=np.int64)[ccode]
     q_scale = np.zeros(G, dtype=np.int64)
     np.maximum.at(q_scale, gcodes, crit_scale)
-    n_h = units.counts.sum(axis=1)
-    rows: dict[int, list[dict]] = {g: [] for g in range(G)}
-    steps = 1 + len(chosen)
-    hm = n_h >= 1
-    if hm.any():
+    hm = units.counts.sum(axis=1) >= 1
+
+    def humans() -> dict[int, list[dict]]:
+        if not hm.any():
+            return {}
         f = _family(units.counts[hm], np.full(int(hm.sum()), -1), units.item[hm], gcodes[hm], G, units.values,
                     n_boot=n_boot, rngs=_rngs(seed, keys, None))
         stats = _human_stats(f.counts, f.weights, f.values, q_scale)
         n = f.counts.sum(axis=-1)
         base = f.weights[:, 0, :]
-        for g, recs in _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), f.present,
-                                judge=None, level=level).items():
-            rows[g].extend(recs)
-    if progress:
-        progress(1 / steps)
-    for step, name in enumerate(chosen, start=2):
+        return _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), f.present,
+                        judge=None, level=level)
+
+    def judge(name: str) -> dict[int, list[dict]]:
         jc = units.judge_codes[units.judges.index(name)]
         m = hm & (jc >= 0)
-        if m.any():
-            f = _family(units.counts[m], jc[m], units.item[m], gcodes[m], G, units.values, n_boot=n_boot,
-                        rngs=_rngs(seed, keys, name))
-            stats, ucount = _judge_stats(f, q_scale)
-            n = f.counts.sum(axis=-1)
-            base = f.weights[:, 0, :]
-            no_major = (base * (f.counts.max(axis=-1) <= n / 2)).sum(axis=-1)
-            for g, recs in _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G), f.present,
-                                    judge=name, level=level, no_major=no_major).items():
+        if not m.any():
+            return {}
+        f = _family(units.counts[m], jc[m], units.item[m], gcodes[m], G, units.values, n_boot=n_boot,
+                    rngs=_rngs(seed, keys, name))
+        stats, ucount = _judge_stats(f, q_scale)
+        n = f.counts.sum(axis=-1)
+        base = f.weights[:, 0, :]
+        no_major = (base * (f.counts.max(axis=-1) <= n / 2)).sum(axis=-1)
+        return _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G), f.present, judge=name,
+                        level=level, no_major=no_major)
+
+    rows: dict[int, list[dict]] = {g: [] for g in range(G)}
+    tasks = [humans, *(partial(judge, name) for name in chosen)]
+    # Each family has its own random streams, so the families can run at once: the multinomial
+    # draws and matrix products release the GIL, and two threads use both cores of a small machine.
+    with ThreadPoolExecutor(max_workers=min(2, len(tasks))) as pool:
+        for step, part in enumerate(pool.map(lambda task: task(), tasks), start=1):
+            for g, recs in part.items():
                 rows[g].extend(recs)
-        if progress:
-            progress(step / steps)
+            if progress:
+                progress(step / len(tasks))
     flat = [{**dict(zip(by, keys[g])), **r} for g in range(G) for r in rows[g]]
     out = pd.DataFrame(flat, columns=[*by, *RESULT_COLUMNS])
     out["judge"] = out["judge"].astype(object).where(out["judge"].notna(), None)

@@ -319,3 +319,35 @@ def test_fractional_judges_are_named():
                        "criterion": "x", "score": [1.0, 2.0, 1.5, 2.0, 3.0, 3.0, 3.0, 3.0]})
     assert fractional_judges(prepare(df)) == ["avg"]
     assert fractional_judges(prepare(pd.read_csv(ROOT / "sample_data" / "ratings_multilingual.csv"))) == []
+
+
+@pytest.mark.parametrize("by", [["language", "criterion"], ["task"], ["language"], ["criterion", "task", "language"]])
+def test_group_codes_match_pandas_groupby(by):
+    """The integer grouping :func:`group_codes` builds from prepare's codes is pandas' groupby(sort=True, dropna=False):
+    same groups, same order, same keys, with missing values, numbers and text segments."""
+    from evalcore.agreement import group_codes
+
+    rng = np.random.default_rng(4)
+    n_items = 300
+    lang = np.array(["zh", "en", None, "fr", "ar"], dtype=object)[rng.integers(0, 5, n_items)]
+    task = rng.choice([3, 1, 2], n_items)
+    rows = []
+    for i in range(n_items):
+        for c in ("OCQ", "H", "LA"):
+            for r, kind in (("a1", "human"), ("a2", "human"), ("J", "judge")):
+                rows.append({"item_id": f"i{i}", "criterion": c, "rater": r, "rater_kind": kind,
+                             "score": int(rng.integers(0, 3)), "language": lang[i], "task": task[i]})
+    df = pd.DataFrame(rows)
+    df["language"] = df["language"].astype("str")  # pandas 3's Arrow strings, missing as NaN
+    units = prepare(df)
+    for c in ("language", "criterion", "task"):
+        assert units.segments[c].dtype == df[c].dtype
+    codes, keys = group_codes(units, by)
+    grouped = units.segments.groupby(by, sort=True, dropna=False)
+    np.testing.assert_array_equal(codes, grouped.ngroup().to_numpy())
+    ref = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index]
+    assert len(keys) == len(ref)
+    for got, want in zip(keys, ref):
+        assert all((pd.isna(g) and pd.isna(w)) or g == w for g, w in zip(got, want)), (got, want)
+    if "language" in by:
+        assert sum(pd.isna(k[by.index("language")]) for k in keys) >= 1  # the missing language is a group
