@@ -410,9 +410,33 @@ def _family(counts: np.ndarray, judge: np.ndarray, item: np.ndarray, group: np.n
                 _, tfirst, tinv = np.unique(np.asarray(key), return_index=True, return_inverse=True)
                 types = A[tfirst]
                 freq = np.bincount(tinv.ravel(), minlength=len(tfirst)).astype(float)
+            if types is not None and 8 * len(freq) > n_items:
+                # Nearly every item is its own type (items rated on many criteria): drawing the items
+                # themselves costs one integer per item, where a multinomial costs a binomial per type.
+                W[g, 1:, : per_group[g]] = _draw_items(rngs[g], tinv.ravel(), types, n_boot)
+                continue
             draws = rngs[g].multinomial(n_items, freq / freq.sum(), size=n_boot).astype(float)
             W[g, 1:, : per_group[g]] = draws if types is None else np.asarray(types.T.dot(draws.T).T)
     return _Family(C, np.where(W[:, 0, :] > 0, J, -1), W, per_group > 0, values)
+
+
+def _draw_items(rng: np.random.Generator, item_type: np.ndarray, types, n_boot: int) -> np.ndarray:
+    """Pattern weights of ``n_boot`` item resamples, drawing item indices with replacement.
+
+    The same distribution as a multinomial over item types (each resample is ``n`` items drawn
+    uniformly), in blocks of resamples so that memory stays near 32 MB.
+    """
+    n = len(item_type)
+    n_types = types.shape[0]
+    out = np.empty((n_boot, types.shape[1]))
+    block = max(1, min(n_boot, 4_000_000 // max(n, 1)))
+    for start in range(0, n_boot, block):
+        b = min(block, n_boot - start)
+        picked = item_type[rng.integers(0, n, size=(b, n))]
+        picked += (np.arange(b) * n_types)[:, None]
+        counts = np.bincount(picked.ravel(), minlength=b * n_types).reshape(b, n_types).astype(float)
+        out[start:start + b] = np.asarray(types.T.dot(counts.T).T)
+    return out
 
 
 def _mm(W: np.ndarray, X: np.ndarray) -> np.ndarray:

@@ -351,3 +351,27 @@ def test_group_codes_match_pandas_groupby(by):
         assert all((pd.isna(g) and pd.isna(w)) or g == w for g, w in zip(got, want)), (got, want)
     if "language" in by:
         assert sum(pd.isna(k[by.index("language")]) for k in keys) >= 1  # the missing language is a group
+
+
+def test_item_draws_have_the_distribution_of_the_multinomial_over_item_types():
+    """The two exact ways the bootstrap resamples items (a multinomial over item types, or drawing items
+    themselves when nearly every item is its own type) give pattern weights with the same mean and covariance."""
+    from scipy import sparse as sp
+
+    from evalcore.agreement import _draw_items
+
+    rng = np.random.default_rng(0)
+    types = sp.csr_matrix(np.array([[2, 0, 1], [0, 1, 1], [1, 1, 0], [0, 0, 3]], dtype=float))
+    item_type = np.repeat(np.arange(4), [5, 3, 8, 4])  # 20 items of 4 types
+    n, B = len(item_type), 40_000
+    drawn = _draw_items(np.random.default_rng(1), item_type, types, B)
+    freq = np.bincount(item_type) / n
+    multi = np.asarray(types.T.dot(rng.multinomial(n, freq, size=B).T.astype(float)).T)
+    # exact moments: mean n * f'A, covariance n * A'(diag f - f f')A
+    A = types.toarray()
+    mean = n * freq @ A
+    cov = n * A.T @ (np.diag(freq) - np.outer(freq, freq)) @ A
+    for w in (drawn, multi):
+        np.testing.assert_allclose(w.mean(axis=0), mean, atol=float(4 * np.sqrt(np.diag(cov).max() / B)))
+        np.testing.assert_allclose(np.cov(w.T), cov, atol=0.15 * np.abs(cov).max())
+    assert drawn.shape == (B, 3) and np.all(drawn.sum(axis=1) == drawn.sum(axis=1).round())
