@@ -55,7 +55,6 @@ Every row carries ``n_items`` (units used), ``n_ratings``, a percentile bootstra
 
 from __future__ import annotations
 
-import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass

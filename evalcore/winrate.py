@@ -894,7 +894,6 @@ def dawid_skene(pair: PairData, *, labelled: np.ndarray | None = None, ood: Coun
     t0 = time.perf_counter()
     a0, b0, a1, b1 = _ds_priors(pair, ood)
     data = _ds_data(pair, labelled, a0, b0, a1, b1)
-    E = len(pair.judges)
     if sampler != "pymc":
         import nutpie
 
