@@ -26,7 +26,7 @@ from .errors import DataError
 from .recommend import recommendations
 
 SECTIONS = ("familiarity", "score_distribution", "anchoring", "self_consistency")
-COLUMNS = ("section", "judge", "criterion", "measure", "estimate", "ci_low", "ci_high", "n", "flagged", "note")
+COLUMNS = bias.RESULT_COLUMNS
 
 
 NOT_AVAILABLE = "not_available"

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .bias import RESULT_COLUMNS
+
 STUREBORG = "Stureborg et al. 2024, Table 6"
 HADA = "Hada et al. 2024, §6"
 
@@ -89,7 +91,7 @@ def recommendations(records: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=list(COLUMNS))
     # Findings are about judges; rows describing the humans are the reference.
     flagged = records[records["flagged"].fillna(False).astype(bool) & records["judge"].notna()]
-    base = {"section", "judge", "criterion", "measure", "estimate", "ci_low", "ci_high", "n", "flagged", "note"}
+    base = set(RESULT_COLUMNS)
     group_cols = [c for c in records.columns if c not in base]
     rows = []
     for rule in RULES:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -22,20 +21,10 @@ from evalcore.consistency import (
     krippendorff_alpha, self_consistency, variant_agreement, variant_columns, variants_from_rater,
 )
 from evalcore.errors import DataError
+from helpers import DATASETS, LAYOUT, SAMPLE
+from helpers import row as _row
 
-ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT.parent / "shared" / "datasets"
-SAMPLE = ROOT / "sample_data" / "ratings_multilingual.csv"
 TOL = 1e-9
-LAYOUT = ["section", "judge", "criterion", "measure", "estimate", "ci_low", "ci_high", "n", "flagged", "note"]
-
-
-def _row(res: pd.DataFrame, measure: str, judge: str | None = None, **by) -> pd.Series:
-    sel = (res["measure"] == measure) & (res["judge"].isna() if judge is None else res["judge"] == judge)
-    for k, v in by.items():
-        sel &= res[k] == v
-    (i,) = np.flatnonzero(sel.to_numpy())
-    return res.iloc[i]
 
 
 def _kripp(matrix: np.ndarray, metric: str) -> float:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,20 +21,10 @@ from evalcore.errors import DataError
 from evalcore.scale import (
     ROUND_MEASURES, SCALE_MEASURES, round_excess, round_number_bias, scale_use, score_frequencies,
 )
+from helpers import DATASETS, LAYOUT, ROOT, SAMPLE
+from helpers import row as _row
 
-ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT.parent / "shared" / "datasets"
-SAMPLE = ROOT / "sample_data" / "ratings_multilingual.csv"
 TOL = 1e-12
-LAYOUT = ["section", "judge", "criterion", "measure", "estimate", "ci_low", "ci_high", "n", "flagged", "note"]
-
-
-def _row(res: pd.DataFrame, measure: str, judge: str | None = None, **by) -> pd.Series:
-    sel = (res["measure"] == measure) & (res["judge"].isna() if judge is None else res["judge"] == judge)
-    for k, v in by.items():
-        sel &= res[k] == v
-    (i,) = np.flatnonzero(sel.to_numpy())
-    return res.iloc[i]
 
 
 def _frame(blocks: list[tuple[np.ndarray, np.ndarray, str, str, np.ndarray]], **extra) -> pd.DataFrame:
