@@ -169,7 +169,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
     ing = _load_table(args, "ratings")
     units = prepare(ing.frame)
-    by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.segments.columns]
+    by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.codes]
     if by == ["none"]:
         by = []
     table = agreement(units, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed, level=args.level)
