@@ -13,8 +13,16 @@ measure costs O(patterns), not O(ratings). The bootstrap resamples *items* with
 replacement (an item scored on several criteria moves as a whole); items that contribute
 the same patterns are again compressed into *item types*, and a resample is a multinomial
 draw of item-type counts. This is exactly the item bootstrap, at a cost independent of
-the number of ratings (the sufficient-statistics idea of DESIGN.md). The compression uses
-pandas factorize and numpy bincount; a SQL GROUP BY would give the same counts.
+the number of ratings (the sufficient-statistics idea of DESIGN.md).
+
+The per-unit counts (:func:`prepare`) take one pass over the ratings. Strings are hashed by
+pyarrow, and on large tables (:data:`COMPILED_FROM` rows on) only the rows that differ from an
+earlier one are hashed: a file sorted by item repeats ``item_id`` from row to row, and with the
+raters in the same order in every unit, ``rater`` repeats one unit back, so most rows cost a
+comparison, not a hash. The counting is one compiled pass (numba, :mod:`evalcore._agreekernel`)
+on large tables and numpy on small ones, where loading numba would cost more than it saves;
+the tests check both against pandas in eight file layouts. A SQL GROUP BY would give the same
+counts.
 
 Measures (``measure`` names are a stable contract; see the README)
 -------------------------------------------------------------------
@@ -132,6 +140,11 @@ class Units:
         return list(self.codes)
 
     @cached_property
+    def has_human(self) -> np.ndarray:
+        """Units with at least one human rating."""
+        return self.counts @ np.ones(self.counts.shape[1], dtype=np.int64) >= 1  # faster than sum(axis=1)
+
+    @cached_property
     def segments(self) -> pd.DataFrame:
         return pd.DataFrame({c: _take(template, uniques, self.codes[c][0])
                              for c, (template, uniques) in self.sources.items()})
@@ -227,7 +240,8 @@ def _codes(s: pd.Series, arr=None, *, lag: int | None = None, bits: np.ndarray |
     if arr is not None:
         import pyarrow.compute as pc
 
-        lag = _best_lag(arr) if lag is None else lag
+        if lag is None:  # looking for repeats pays only where the compiled passes do
+            lag = _best_lag(arr) if len(arr) >= COMPILED_FROM else 0
         if lag:
             bits = _diff_bits(arr, lag) if bits is None else bits
             heads, head_codes, uniques = _encode_heads(arr, bits, lag)
@@ -262,7 +276,7 @@ class _Items:
 def _items(df: pd.DataFrame, arr, sorted_by_item: bool) -> _Items:
     if not sorted_by_item:
         code, _ = _codes(df["item_id"], arr, lag=0)
-        return _Items(code, _kernel().first_rows(code, int(code.max()) + 1 if len(code) else 0))
+        return _Items(code, _passes(len(code)).first_rows(code, int(code.max()) + 1 if len(code) else 0))
     bits = _diff_bits(arr, 1)
     starts, run_item, uniques = _encode_heads(arr, bits, 1)
     code = _kernel().expand_lagged(bits, run_item, len(arr), 1)
@@ -293,7 +307,7 @@ def _segment(df: pd.DataFrame, s: str, items: _Items, bits: np.ndarray | None) -
             per_item = run_codes[items.first_run]
     else:
         rcode, uniques = _codes(df[s])
-        bad = _kernel().first_mismatch(items.code, items.first_row, rcode)
+        bad = _passes(len(rcode)).first_mismatch(items.code, items.first_row, rcode)
         per_item = rcode[items.first_row]
     if bad >= 0:
         item = df["item_id"].iloc[int(bad)]
@@ -319,11 +333,74 @@ def _take(s: pd.Series, uniques, codes: np.ndarray) -> pd.Series:
     return pd.Series(uniques.take(codes), dtype=s.dtype)
 
 
+# From this many rows (or units) on, the passes are numba's (:mod:`evalcore._agreekernel`); below it,
+# numpy's. Loading numba costs about 0.7 s per process, more than numpy takes below this size.
+COMPILED_FROM = 200_000
+
+
 def _kernel():
-    """The compiled row pass (:mod:`evalcore._agreekernel`), imported on first use: numba takes a moment."""
+    """The compiled passes (:mod:`evalcore._agreekernel`), imported on first use: numba takes a moment."""
     from . import _agreekernel
 
     return _agreekernel
+
+
+class _NumpyPasses:
+    """The passes of :mod:`evalcore._agreekernel` in numpy, with the same results, for small tables."""
+
+    @staticmethod
+    def first_rows(code: np.ndarray, n_codes: int) -> np.ndarray:
+        out = np.full(n_codes, -1, np.int64)
+        seen, first = np.unique(code, return_index=True)
+        out[seen] = first
+        return out
+
+    @staticmethod
+    def integer_scale(score: np.ndarray, max_span: int) -> tuple[int, np.ndarray]:
+        if not len(score):
+            return 0, np.zeros(0, np.int64)
+        lo, hi = int(score.min()), int(score.max())
+        if hi - lo >= max_span:
+            return 0, np.zeros(0, np.int64)
+        used = np.bincount(score - lo, minlength=hi - lo + 1) > 0
+        return lo, np.where(used, np.cumsum(used) - 1, -1)
+
+    @staticmethod
+    def unit_counts(item, crit, rater, score, lo, table, slot, n_items, n_crit, q, n_judges):
+        dense = item * n_crit + crit
+        present = np.bincount(dense, minlength=n_items * n_crit) > 0
+        unit_ids = np.flatnonzero(present)
+        u = (np.cumsum(present) - 1)[dense]
+        s, c = slot[rater], table[score - lo]
+        h, j = s == -1, s >= 0
+        counts = np.bincount(u[h] * q + c[h], minlength=len(unit_ids) * q).reshape(len(unit_ids), q)
+        judge_codes = np.full((n_judges, len(unit_ids)), -1, np.int64)
+        judge_codes[s[j], u[j]] = c[j]
+        used = np.zeros((n_crit, q), dtype=bool)
+        used[crit[h], c[h]] = True
+        return unit_ids, counts, judge_codes, _NumpyPasses.first_rows(item, n_items), used
+
+    @staticmethod
+    def first_mismatch(item: np.ndarray, first_row: np.ndarray, code: np.ndarray) -> int:
+        bad = np.flatnonzero(code != code[first_row[item]])
+        return int(bad[0]) if len(bad) else -1
+
+    @staticmethod
+    def dense_factorize(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+        seen, first = np.unique(key, return_index=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(space, np.int64)
+        rank[seen[order]] = np.arange(len(seen))
+        return rank[key], first[order]
+
+    @staticmethod
+    def family_keys(ukey: np.ndarray, judge: np.ndarray, rows: np.ndarray, q1: int) -> np.ndarray:
+        return ukey[rows] * q1 + judge[rows] + 1
+
+
+def _passes(n: int):
+    """numba's passes for ``n`` rows or units from :data:`COMPILED_FROM` on, numpy's below."""
+    return _kernel() if n >= COMPILED_FROM else _NumpyPasses
 
 
 def _scale(score: pd.Series) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
@@ -335,7 +412,7 @@ def _scale(score: pd.Series) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
     """
     if pd.api.types.is_integer_dtype(score) and not score.hasnans:
         x = score.to_numpy(dtype=np.int64)
-        lo, table = _kernel().integer_scale(x, 10_000)
+        lo, table = _passes(len(x)).integer_scale(x, 10_000)
         if len(table):
             return x, int(lo), table, (np.flatnonzero(table >= 0) + lo).astype(float)
     x = score.to_numpy(dtype=float)
@@ -351,10 +428,12 @@ def _scale(score: pd.Series) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
 def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> Units:
     """Reduce a validated ratings table to per-unit category counts.
 
-    One pass of hashing (pyarrow or pandas) and counting (numpy bincount) over the
-    ratings, with a dense unit index ``item * n_criteria + criterion`` so that nothing is
-    sorted. Where a rater judged a unit several times (``sample``), the first sample is
-    used: the other samples are the subject of self-consistency, not of agreement.
+    One pass of hashing (pyarrow or pandas) and counting over the ratings, with a dense unit
+    index ``item * n_criteria + criterion`` so that nothing is sorted; the string columns are
+    encoded in two threads (pyarrow's kernels release the GIL). Where a rater judged a unit
+    several times (``sample``), the first sample is used: the other samples are the subject of
+    self-consistency, not of agreement. Raises DataError when a per-item segment (``language``,
+    ``task``, ...) changes within one item.
     """
     need = {"item_id", "rater", "rater_kind", "criterion", "score"}
     missing = need - set(ratings.columns)
@@ -372,7 +451,7 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
     # Three streams of work on two workers and this thread: the items (then the segments, which
     # depend on them), the criteria and the per-segment comparisons, and the raters and scores.
     item_arr = _arrow(df["item_id"])
-    sorted_by_item = item_arr is not None and _best_lag(item_arr) == 1
+    sorted_by_item = item_arr is not None and len(item_arr) >= COMPILED_FROM and _best_lag(item_arr) == 1
     with ThreadPoolExecutor(max_workers=2) as pool:
         items_f = pool.submit(_items, df, item_arr, sorted_by_item)
         seg_bits = {s: pool.submit(_diff_bits, _arrow(df[s]), 1) for s in segs
@@ -391,7 +470,7 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
     n_items, n_crit, q = int(item_code.max()) + 1, len(crit_names), len(values)
     # Each rater has one kind (validated), so kinds come from one row per rater.
     raters = _distinct(rater_uniques)
-    first_of_rater = _kernel().first_rows(rater_code, len(raters))
+    first_of_rater = _passes(len(rater_code)).first_rows(rater_code, len(raters))
     kinds = df["rater_kind"].array
     kind_of_rater = np.asarray([kinds[int(r)] for r in first_of_rater] if len(first_of_rater) <= 64
                                else df["rater_kind"].to_numpy()[first_of_rater], dtype=object)
@@ -399,7 +478,7 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
     jnames = [str(raters[r]) for r in judge_order]
     slot = np.where(kind_of_rater == HUMAN, -1, -2).astype(np.int64)
     slot[judge_order] = np.arange(len(judge_order))
-    unit_ids, counts, judge_codes, _, used = _kernel().unit_counts(
+    unit_ids, counts, judge_codes, _, used = _passes(len(item_code)).unit_counts(
         item_code, crit_code, rater_code, score, lo, table, slot, n_items, n_crit, q, len(jnames))
     unit_item = unit_ids // n_crit
     crit_of_unit = unit_ids % n_crit
@@ -519,7 +598,7 @@ def _factorize(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         first = np.full(int(code.max()) + 1 if n else 0, -1)
         first[code[::-1]] = np.arange(n)[::-1]
         return code, first
-    return _kernel().dense_factorize(key, space)
+    return _passes(n).dense_factorize(key, space)
 
 
 def _unit_keys(counts: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
@@ -549,7 +628,7 @@ def _family(rows: np.ndarray, ukey: np.ndarray, counts: np.ndarray, judge: np.nd
 
     ``ukey`` is :func:`_unit_keys` of every unit; a pattern is a (group, counts, judge category).
     """
-    key = ukey[rows] if judge is None else _kernel().family_keys(ukey, judge, rows, len(values) + 1)
+    key = ukey[rows] if judge is None else _passes(len(rows)).family_keys(ukey, judge, rows, len(values) + 1)
     code, first_local = _factorize(key)
     first = rows[first_local]  # a unit of each pattern
     jfirst = judge[first] if judge is not None else np.full(len(first), -1)
@@ -899,34 +978,33 @@ def _records(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, 
              no_major: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """One family's rows as columns (measure by measure, groups in order within each)."""
     gs = np.flatnonzero(present)
-    parts: dict[str, list] = {k: [] for k in ("group", *RESULT_COLUMNS)}
-    for measure, arr in stats.items():
-        lo, hi, sparse_ci = _intervals(arr, level)
-        n_units = units[measure][:, 0] if units and measure in units else default_units
-        est = arr[gs, 0]
-        ok = np.isfinite(est)
-        notes = np.full(len(gs), "", dtype=object)
-        for k in np.flatnonzero(~ok):
-            notes[k] = _why_undefined(measure, float(n_units[gs[k]]), judge is not None)
-        if arr.shape[1] > 1:
-            notes[ok & sparse_ci[gs]] = "no interval: the measure is undefined in most resamples"
-        if judge and no_major is not None and measure in _MAJORITY:
-            for k in np.flatnonzero(no_major[gs] > 0):
-                notes[k] = (notes[k] + "; " if notes[k] else "") + \
+    names = list(stats)
+    M, G, g = len(names), len(present), len(gs)
+    arr = np.stack([stats[m] for m in names])  # (M, G, R): every measure at once
+    lo, hi, sparse_ci = (a.reshape(M, G) for a in _intervals(arr.reshape(M * G, -1), level))
+    n_units = np.stack([units[m][:, 0] if units and m in units else default_units for m in names])[:, gs]
+    est = arr[:, gs, 0]
+    ok = np.isfinite(est)
+    notes = np.full((M, g), "", dtype=object)
+    for mi, k in zip(*np.nonzero(~ok)):
+        notes[mi, k] = _why_undefined(names[mi], float(n_units[mi, k]), judge is not None)
+    if arr.shape[2] > 1:
+        notes[ok & sparse_ci[:, gs]] = "no interval: the measure is undefined in most resamples"
+    if judge and no_major is not None:
+        for k in np.flatnonzero(no_major[gs] > 0):
+            for mi in (i for i, m in enumerate(names) if m in _MAJORITY):
+                notes[mi, k] = (notes[mi, k] + "; " if notes[mi, k] else "") + \
                     f"{int(no_major[gs[k]])} unit(s) without a strict human majority left out"
-        low, high = np.where(ok, lo[gs], np.nan), np.where(ok, hi[gs], np.nan)
-        parts["group"].append(gs)
-        parts["judge"].append(np.full(len(gs), judge, dtype=object))
-        parts["measure"].append(np.full(len(gs), measure, dtype=object))
-        parts["estimate"].append(np.where(ok, est, np.nan))
-        parts["ci_low"].append(low)
-        parts["ci_high"].append(high)
-        parts["n_items"].append(np.round(n_units[gs]).astype(np.int64))
-        parts["n_ratings"].append(np.round(n_ratings[gs]).astype(np.int64))
-        with np.errstate(invalid="ignore"):
-            parts["flagged"].append(np.isfinite(high) & (high < 0) & (measure == "pairwise_agreement_gap"))
-        parts["note"].append(notes)
-    return {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    low, high = np.where(ok, lo[:, gs], np.nan).ravel(), np.where(ok, hi[:, gs], np.nan).ravel()
+    measure = np.repeat(np.asarray(names, dtype=object), g)
+    with np.errstate(invalid="ignore"):
+        flagged = np.isfinite(high) & (high < 0) & (measure == "pairwise_agreement_gap")
+    return {
+        "group": np.tile(gs, M), "judge": np.full(M * g, judge, dtype=object), "measure": measure,
+        "estimate": np.where(ok, est, np.nan).ravel(), "ci_low": low, "ci_high": high,
+        "n_items": np.round(n_units).astype(np.int64).ravel(),
+        "n_ratings": np.tile(np.round(n_ratings[gs]).astype(np.int64), M), "flagged": flagged, "note": notes.ravel(),
+    }
 
 
 def _rngs(seed: int, keys: Sequence[tuple], judge: str | None) -> list[np.random.Generator]:
@@ -991,7 +1069,7 @@ def agreement(
     crit_scale = np.array([units.scale.get(str(c), 0) for c in cnames], dtype=np.int64)[ccode]
     q_scale = np.zeros(G, dtype=np.int64)
     np.maximum.at(q_scale, gcodes, crit_scale)
-    hm = units.counts @ np.ones(units.counts.shape[1], dtype=np.int64) >= 1  # faster than sum(axis=1)
+    hm = units.has_human
     ukey = _unit_keys(units.counts, gcodes, G)
 
     def humans() -> dict[str, np.ndarray] | None:
@@ -1031,8 +1109,9 @@ def agreement(
                 progress(step / len(tasks))
     cols = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in ("group", *RESULT_COLUMNS)}
     # Rows by group, then family (humans first), then measure: a stable sort of the families in order.
-    order = np.argsort(cols.pop("group").astype(np.int64), kind="stable")
-    group = np.concatenate([p["group"] for p in parts]).astype(np.int64)[order] if parts else np.zeros(0, np.int64)
+    group = cols.pop("group").astype(np.int64)
+    order = np.argsort(group, kind="stable")
+    group = group[order]
     # Build the key columns from lists, as pandas would from records (same dtype inference).
     data = {c: pd.Series([keys[g][k] for g in group]) if len(group) else pd.Series([], dtype=object)
             for k, c in enumerate(by)}

@@ -1,9 +1,9 @@
 """`agreement.prepare` against a plain pandas reference, over the file layouts its fast paths depend on.
 
-prepare hashes only the rows that differ from an earlier row (a file sorted by item, raters in
-the same order in every unit) and counts in one compiled pass. These tests check that the
-result does not depend on the layout: sorted, periodic, shuffled, several Arrow chunks,
-object columns, missing values.
+On large tables prepare hashes only the rows that differ from an earlier row (a file sorted by
+item, raters in the same order in every unit) and counts in compiled passes; on small ones it
+uses numpy. These tests run both ways and check that the result does not depend on the layout:
+sorted, periodic, shuffled, several Arrow chunks, object columns, missing values.
 """
 
 from __future__ import annotations
@@ -17,6 +17,13 @@ from evalcore.errors import DataError
 
 
 CRITERIA = ("OCQ", "H", "LA", "TQ", "PC", "F")
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def passes(request, monkeypatch):
+    """Run every test with numba's passes (and the repeat detection) and with numpy's."""
+    monkeypatch.setattr(A, "COMPILED_FROM", 0 if request.param == "compiled" else 10**12)
+    return request.param
 
 
 def _ratings(seed: int, *, n_items: int = 300, langs=("en", "hi", "sw", None)) -> pd.DataFrame:
@@ -91,7 +98,7 @@ PATHS = {"sorted by item": 1, "sorted by rater": 0, "shuffled": 0, "two chunks":
 
 
 @pytest.mark.parametrize("layout", list(PATHS))
-def test_prepare_matches_pandas_groupby_in_every_layout(layout, monkeypatch):
+def test_prepare_matches_pandas_groupby_in_every_layout(layout, monkeypatch, passes):
     df = _layouts(_ratings(0))[layout]
     if layout == "two chunks":
         assert df["item_id"].array._pa_array.num_chunks == 2
@@ -101,7 +108,7 @@ def test_prepare_matches_pandas_groupby_in_every_layout(layout, monkeypatch):
     monkeypatch.setattr(A, "_segment", lambda df, s, items, bits: compared.append(bits is not None)
                         or segment(df, s, items, bits))
     units = A.prepare(df)
-    if PATHS[layout] is None:
+    if PATHS[layout] is None or passes == "numpy":
         assert lags == [] and compared == [False, False]
     else:
         assert lags[0] == PATHS[layout]
@@ -189,3 +196,14 @@ def test_scale_maps_scores_to_sorted_categories(scores, values):
     np.testing.assert_array_equal(got, np.asarray(values, dtype=float))
     cats = table[np.asarray(x) - lo]
     np.testing.assert_array_equal(got[cats], np.asarray(scores, dtype=float))
+
+
+def test_the_table_is_the_same_with_either_passes(monkeypatch):
+    """numba's and numpy's passes give the same table, intervals included (the resampling is seeded)."""
+    df = _ratings(5)
+    out = {}
+    for mode, threshold in (("compiled", 0), ("numpy", 10**12)):
+        monkeypatch.setattr(A, "COMPILED_FROM", threshold)
+        out[mode] = A.agreement(df, by=["language", "criterion"], n_boot=30, seed=2)
+    assert len(out["numpy"]) > 500
+    pd.testing.assert_frame_equal(out["compiled"], out["numpy"])
