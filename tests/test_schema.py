@@ -140,6 +140,22 @@ def test_prepare_reads_a_wide_file_and_reports_the_right_row():
     assert ok.wide is not None and ok.table == "ratings"
     assert len(ok.frame) == 8
     assert ok.frame.groupby("rater_kind").size().to_dict() == {"human": 5, "judge": 3}
+    # Each source row's raters come out together, in column order.
+    assert list(zip(ok.frame["item_id"], ok.frame["rater"])) == [
+        ("q1", "human_1"), ("q1", "human_2"), ("q1", "gpt4_judge"), ("q2", "human_1"), ("q2", "gpt4_judge"),
+        ("q3", "human_1"), ("q3", "human_2"), ("q3", "gpt4_judge")]
+
+
+def test_validated_ratings_are_grouped_by_item_in_a_stable_order():
+    """Rows of one item end up together, items in order of first appearance, each item's rows in file order."""
+    raw = pd.DataFrame({"item_id": ["b", "a", "c", "a", "b", "c", "b"], "rater": ["h1", "h1", "h1", "h2", "h2", "h2", "j"],
+                        "rater_kind": ["human"] * 6 + ["judge"], "score": [1, 2, 3, 4, 5, 6, 7]})
+    out = schema.validate(raw, table="ratings").frame
+    assert list(zip(out["item_id"], out["rater"], out["score"])) == [
+        ("b", "h1", 1), ("b", "h2", 5), ("b", "j", 7), ("a", "h1", 2), ("a", "h2", 4), ("c", "h1", 3), ("c", "h2", 6)]
+    assert list(out.index) == list(range(7))
+    grouped = schema.validate(out, table="ratings").frame  # already grouped: unchanged
+    pd.testing.assert_frame_equal(grouped, out)
 
 
 # --------------------------------------------------------------------------- validate
