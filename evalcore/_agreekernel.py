@@ -77,19 +77,16 @@ def unit_counts(item: np.ndarray, crit: np.ndarray, rater: np.ndarray, score: np
 
     Returns
     -------
-    unit_ids, counts, judge_codes, first_row, used
+    unit_ids, counts, judge_codes, used
         The dense id of each unit, ``(n_units, q)`` human counts, ``(n_judges, n_units)``
-        judge categories (-1 where absent), each item's first row, and ``(n_crit, q)`` whether
-        a human gave that category on that criterion.
+        judge categories (-1 where absent), and ``(n_crit, q)`` whether a human gave that
+        category on that criterion.
     """
     n = len(item)
     space = n_items * n_crit
     unit_of = np.zeros(space, np.int64)
-    first_row = np.full(n_items, -1, np.int64)
     for i in range(n):
         unit_of[item[i] * n_crit + crit[i]] = 1
-        if first_row[item[i]] < 0:
-            first_row[item[i]] = i
     n_units = 0
     for d in range(space):
         if unit_of[d]:
@@ -113,7 +110,7 @@ def unit_counts(item: np.ndarray, crit: np.ndarray, rater: np.ndarray, score: np
             used[crit[i], c] = True
         elif s >= 0:
             judge_codes[s, u] = c
-    return unit_ids, counts, judge_codes, first_row, used
+    return unit_ids, counts, judge_codes, used
 
 
 @numba.njit(cache=True, nogil=True)

@@ -378,7 +378,7 @@ class _NumpyPasses:
         judge_codes[s[j], u[j]] = c[j]
         used = np.zeros((n_crit, q), dtype=bool)
         used[crit[h], c[h]] = True
-        return unit_ids, counts, judge_codes, _NumpyPasses.first_rows(item, n_items), used
+        return unit_ids, counts, judge_codes, used
 
     @staticmethod
     def first_mismatch(item: np.ndarray, first_row: np.ndarray, code: np.ndarray) -> int:
@@ -478,7 +478,7 @@ def prepare(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> 
     jnames = [str(raters[r]) for r in judge_order]
     slot = np.where(kind_of_rater == HUMAN, -1, -2).astype(np.int64)
     slot[judge_order] = np.arange(len(judge_order))
-    unit_ids, counts, judge_codes, _, used = _passes(len(item_code)).unit_counts(
+    unit_ids, counts, judge_codes, used = _passes(len(item_code)).unit_counts(
         item_code, crit_code, rater_code, score, lo, table, slot, n_items, n_crit, q, len(jnames))
     unit_item = unit_ids // n_crit
     crit_of_unit = unit_ids % n_crit
