@@ -8,7 +8,7 @@ bootstrap resamples take no longer than 10 times that (ratio <= 10).
 
 Each step is timed in interleaved rounds with the reference; the report gives the best-of ratio and
 the median of the per-round ratios. The rows as exported (sorted by item, raters in the same order in
-every unit) and the same rows shuffled (prepare's slowest case: nothing repeats) are both measured.
+every unit) and the same rows shuffled (count_units's slowest case: nothing repeats) are both measured.
 
 Run: ``python benchmarks/bench_agreement.py [--items 40000] [--boot 1000] [--repeat 7]``.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalcore.agreement import agreement, prepare
+from evalcore.pointwise.agreement import agreement, count_units
 
 
 def make_file(path: Path, *, n_items: int, seed: int = 0) -> int:
@@ -59,7 +59,7 @@ def timed(fn) -> tuple[float, object]:
 def run(path: Path, *, repeat: int, boot: int) -> dict[str, list[float]]:
     """Interleaved rounds: the reference and each of our steps once per round, so drift hits all alike."""
     by = ["language", "criterion"]
-    times: dict[str, list[float]] = {k: [] for k in ("read", "e2e", "e2e_boot", "prepare", "point", "boot")}
+    times: dict[str, list[float]] = {k: [] for k in ("read", "e2e", "e2e_boot", "count_units", "point", "boot")}
     frame = pd.read_csv(path)
     agreement(frame, by=by, n_boot=0)  # numba's compiled passes: loaded from its cache (or compiled) once
     for _ in range(repeat):
@@ -67,8 +67,8 @@ def run(path: Path, *, repeat: int, boot: int) -> dict[str, list[float]]:
         times["read"].append(t)
         times["e2e"].append(timed(lambda: agreement(frame, by=by, n_boot=0))[0])
         times["e2e_boot"].append(timed(lambda: agreement(frame, by=by, n_boot=boot, seed=0))[0])
-        t, units = timed(lambda: prepare(frame))
-        times["prepare"].append(t)
+        t, units = timed(lambda: count_units(frame))
+        times["count_units"].append(t)
         times["point"].append(timed(lambda: agreement(units, by=by, n_boot=0))[0])
         times["boot"].append(timed(lambda: agreement(units, by=by, n_boot=boot, seed=0))[0])
     return times
@@ -87,7 +87,7 @@ def report(name: str, times: dict[str, list[float]], boot: int) -> None:
     print(f"{name}: pandas.read_csv best {read.min():.3f} s, median {np.median(read):.3f} s (reference)")
     line("point estimates, end to end", "e2e", "(goal <= 1)")
     line(f"{boot} resamples, end to end", "e2e_boot", "(goal <= 10)")
-    line("prepare (per-unit counts)", "prepare")
+    line("count_units (per-unit counts)", "count_units")
     line("point estimates from units", "point")
     line(f"{boot} resamples from units", "boot")
 
@@ -102,7 +102,7 @@ def main() -> None:
         path = Path(tmp) / "judgments.csv"
         rows = make_file(path, n_items=args.items)
         size = path.stat().st_size / 2**20
-        # The same rows shuffled: nothing repeats, so prepare hashes every row (its slowest case).
+        # The same rows shuffled: nothing repeats, so count_units hashes every row (its slowest case).
         shuffled = Path(tmp) / "shuffled.csv"
         pd.read_csv(path).sample(frac=1, random_state=0).to_csv(shuffled, index=False)
         t0 = time.perf_counter()

@@ -1,16 +1,16 @@
 """How the Agreement page responds on a 1,000,000-judgment dataset (issue 3: "the page stays responsive").
 
 The file of ``bench_agreement.py`` (40,000 items x 5 criteria x 3 annotators + 2 judges, 8 languages) is
-imported through ``evalcore.ingest.load`` into a temporary workspace, and the whole Agreement page runs
+imported through ``evalcore.data.ingest.load`` into a temporary workspace, and the whole Agreement page runs
 under Streamlit's AppTest (every widget, figure and table, as a browser rerun does). Timed:
 
-* the first open (loading the dataset from the workspace, ``prepare``, the table with 1,000 resamples,
+* the first open (loading the dataset from the workspace, ``count_units``, the table with 1,000 resamples,
   the class distributions);
 * a change of the grouping to one not seen before, and back to one already seen;
 * a change of the judges; a change of the plotted measure (no recomputation at all).
 
-``prepare`` and ``agreement`` are counted by wrapping them: the issue's rule is that a change recomputes
-only what it must (``prepare`` once per dataset; a table once per grouping, judges and resample count).
+``count_units`` and ``agreement`` are counted by wrapping them: the issue's rule is that a change recomputes
+only what it must (``count_units`` once per dataset; a table once per grouping, judges and resample count).
 
     python benchmarks/bench_agreement_page.py [--items 40000]
 """
@@ -41,22 +41,22 @@ def main() -> int:
     from streamlit.testing.v1 import AppTest
 
     from bench_agreement import make_file
-    from evalcore import agreement as ag
-    from evalcore.ingest import load
-    from evalcore.store import Workspace
+    from evalcore.pointwise import agreement as ag
+    from evalcore.data.ingest import load
+    from evalcore.data.store import Workspace
 
-    calls = {"prepare": 0, "agreement": 0}
-    real_prepare, real_agreement = ag.prepare, ag.agreement
+    calls = {"count_units": 0, "agreement": 0}
+    real_prepare, real_agreement = ag.count_units, ag.agreement
 
-    def prepare(*a, **k):
-        calls["prepare"] += 1
+    def count_units(*a, **k):
+        calls["count_units"] += 1
         return real_prepare(*a, **k)
 
     def agreement(*a, **k):
         calls["agreement"] += 1
         return real_agreement(*a, **k)
 
-    ag.prepare, ag.agreement = prepare, agreement
+    ag.count_units, ag.agreement = count_units, agreement
     path = tmp / "judgments.csv"
     rows = make_file(path, n_items=args.items)
     t = time.perf_counter()
@@ -64,7 +64,7 @@ def main() -> int:
     t_load = time.perf_counter() - t
     ws = Workspace(os.environ["EVALCORE_WORKSPACE"])
     ws.set_setting("current_dataset", ws.save_dataset("1M judgments", {"ratings": frame}))
-    print(f"{rows:,} rows; evalcore.ingest.load {t_load:.2f} s; {platform.machine()}, {os.cpu_count()} cores, "
+    print(f"{rows:,} rows; evalcore.data.ingest.load {t_load:.2f} s; {platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}", flush=True)
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
@@ -77,10 +77,10 @@ def main() -> int:
         dt = time.perf_counter() - t0
         if at.exception:
             raise SystemExit(f"the page failed at '{what}': {at.exception[0].value}")
-        steps.append((what, dt, calls["prepare"] - before["prepare"], calls["agreement"] - before["agreement"]))
+        steps.append((what, dt, calls["count_units"] - before["count_units"], calls["agreement"] - before["agreement"]))
         print(f"{what}: {dt:.2f} s", flush=True)
 
-    step("first open (load, prepare, table with 1,000 resamples, distributions)",
+    step("first open (load, count_units, table with 1,000 resamples, distributions)",
          lambda: at.switch_page(str(ROOT / "pages" / "1_Agreement.py")).run())
     step("group by language only (new)", lambda: at.multiselect(key="ag_by").set_value(["language"]).run())
     step("group by language x criterion (seen before)",
@@ -91,7 +91,7 @@ def main() -> int:
     step("another measure in the heatmap (nothing to compute)",
          lambda: at.selectbox(key="ag_measure_False").set_value("cohen_kappa").run())
 
-    print("\n| step | time | `prepare` calls | `agreement` calls |")
+    print("\n| step | time | `count_units` calls | `agreement` calls |")
     print("|---|---|---|---|")
     for what, dt, p, a in steps:
         print(f"| {what} | {dt:.2f} s | {p} | {a} |")

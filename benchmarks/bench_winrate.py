@@ -51,7 +51,7 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from evalcore import winrate  # noqa: E402
+from evalcore.pairwise import winrate
 
 _T_IMPORT1 = time.perf_counter()
 

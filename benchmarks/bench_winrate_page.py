@@ -10,7 +10,7 @@ sample data and on PandaLM, and times:
 
 The issue's goals: a new ratio answers within the compiled-fit goal (2 s), the first fit of
 a session within 20 s, and a cached ratio refits nothing (we count fits by wrapping
-``evalcore.winrate.dawid_skene``).
+``evalcore.pairwise.winrate.dawid_skene``).
 
     python benchmarks/bench_winrate_page.py [--pandalm PATH]
 """
@@ -42,9 +42,9 @@ def main() -> int:
     t0 = time.perf_counter()
     from streamlit.testing.v1 import AppTest
 
-    from evalcore import winrate
-    from evalcore.ingest import load, load_samples
-    from evalcore.store import Workspace
+    from evalcore.pairwise import winrate
+    from evalcore.data.ingest import load, load_samples
+    from evalcore.data.store import Workspace
 
     fits: list[float] = []
     real = winrate.dawid_skene

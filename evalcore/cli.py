@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Sequence
 
-from . import schema
+from .data import schema
 from .columns import TABLES
 from .errors import DataError, WorkspaceError
 
@@ -36,7 +36,7 @@ def _mapping(pairs: Sequence[str] | None) -> dict[str, str]:
 
 
 def _add_input_args(p: argparse.ArgumentParser) -> None:
-    from .presets import PRESETS
+    from .data.presets import PRESETS
 
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="the data file (or, with a preset, several files or a folder)")
@@ -57,12 +57,12 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace):
-    from .ingest import load
+    from .data.ingest import load
 
     mapping = _mapping(args.map)
     wide = None
     if args.wide_humans or args.wide_judges:
-        from . import io
+        from .data import io
 
         if len(args.files) != 1:
             raise DataError("--wide-humans/--wide-judges read one wide file", fix="give a single file")
@@ -76,7 +76,7 @@ def _load(args: argparse.Namespace):
     if wide is not None:
         preset = None
     elif preset == "auto":
-        from .presets import detect_preset
+        from .data.presets import detect_preset
         from pathlib import Path
 
         preset = detect_preset([Path(f) for f in args.files])
@@ -165,10 +165,10 @@ def _load_table(args: argparse.Namespace, table: str):
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from .agreement import agreement, prepare
+    from .pointwise.agreement import agreement, count_units
 
     ing = _load_table(args, "ratings")
-    units = prepare(ing.frame)
+    units = count_units(ing.frame)
     by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.codes]
     if by == ["none"]:
         by = []
@@ -186,7 +186,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_bias(args: argparse.Namespace) -> int:
-    from .bias_report import bias_report
+    from .pointwise.bias_report import bias_report
 
     ing = _load_table(args, "ratings")
     by = [] if args.by in (None, ["none"]) else args.by
@@ -214,7 +214,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
 def cmd_winrate(args: argparse.Namespace) -> int:
     import time
 
-    from . import winrate as wr
+    from .pairwise import winrate as wr
 
     ing = _load_table(args, "comparisons")
     prior = wr.parse_prior(args.prior)

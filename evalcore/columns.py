@@ -1,8 +1,24 @@
-"""The canonical column names of evalcore's two tidy tables.
+"""The one vocabulary of evalcore: canonical columns, segments, and how the humans are named.
 
 ``ratings`` holds pointwise judgments and ``comparisons`` pairwise ones, one row per
 judgment (the ``task, worker, label`` convention of crowd-kit). Everything else in
-evalcore reads these names; :mod:`evalcore.schema` maps users' columns onto them.
+evalcore reads these names; :mod:`evalcore.data.schema` maps users' columns onto them.
+
+The humans
+    In result tables the rows about the human annotators (the reference) have ``judge`` null.
+    Wherever the humans must be named as a value (a ``source`` column of plot tables, a label
+    in a table or a figure) they are :data:`HUMANS_LABEL`, and nothing else.
+
+Segments
+    A *segment* is a column that describes an item (``language``, ``task``, or any other
+    per-item column a user brings), and results can be grouped by it. :data:`NOT_SEGMENTS` are
+    the canonical columns that are not: ids, scores and per-judgment fields.
+    :func:`segment_columns` lists a table's segments.
+
+Counts
+    ``n`` in every result table counts **items**, the unit the bootstrap resamples. Agreement
+    also reports ``n_units`` (an item on one criterion: the unit its measures average over)
+    and ``n_ratings``.
 """
 
 from __future__ import annotations
@@ -18,6 +34,12 @@ JUDGE = "judge"
 RATER_KINDS = (HUMAN, JUDGE)
 
 WINNERS = ("a", "b", "tie")
+
+#: How the human annotators are named wherever they must be a value (their ``judge`` is null).
+HUMANS_LABEL = "humans"
+
+#: Canonical columns that are not segments: ids, scores and fields of one judgment.
+NOT_SEGMENTS = frozenset({"item_id", "rater", "rater_kind", "score", "sample", "position", "perplexity", "text"})
 
 
 @dataclass(frozen=True)
@@ -75,3 +97,27 @@ def column_names(table: str) -> tuple[str, ...]:
 def required_columns(table: str) -> tuple[str, ...]:
     """Columns a ``table`` cannot do without (``criterion`` defaults to 'overall')."""
     return tuple(c.name for c in COLUMNS[table] if c.required)
+
+
+def segment_columns(ratings, *, max_float_levels: int = 50) -> list[str]:
+    """Columns of ``ratings`` a result can be grouped by: ``criterion``, ``language``, ``task`` and
+    any other per-item column, in table order.
+
+    A float column with more than ``max_float_levels`` distinct values is a measurement, not a
+    segment, and is left out.
+
+    >>> import pandas as pd
+    >>> segment_columns(pd.DataFrame({"item_id": [1], "rater": ["a"], "score": [3], "language": ["de"]}))
+    ['language']
+    """
+    import pandas as pd
+
+    out = []
+    for c in ratings.columns:
+        if c in NOT_SEGMENTS:
+            continue
+        s = ratings[c]
+        if pd.api.types.is_float_dtype(s) and s.nunique() > max_float_levels:
+            continue
+        out.append(c)
+    return out

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from evalcore import plots, ui
-from evalcore.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractional_judges, segment_columns
+from evalcore.report import plots
+from evalcore import ui
+from evalcore.columns import segment_columns
+from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractional_judges
 
 ui.page("Agreement", icon=":material/handshake:")
 st.title("Agreement: can the judge be trusted, and where?")

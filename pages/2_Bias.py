@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from evalcore import plots, ui
-from evalcore.agreement import segment_columns
-from evalcore.bias_report import BiasReport
+from evalcore.report import plots
+from evalcore import ui
+from evalcore.columns import segment_columns
+from evalcore.pointwise.bias_report import BiasReport
 
 ui.page("Bias", icon=":material/balance:")
 st.title("Bias: how is the judge biased, and what to do about it?")

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from evalcore import plots, ui
+from evalcore.report import plots
+from evalcore import ui
 from evalcore.columns import COMPARISONS
-from evalcore.winrate import judges_table, mean_errors, results_frame
+from evalcore.pairwise.winrate import judges_table, mean_errors, results_frame
 
 ui.page("Win rates", icon=":material/trophy:")
 st.title("Win rates: what would humans have said?")
@@ -70,7 +71,7 @@ with ui.guard("Calibrating the win rate"):
         prior = f"ratio:{ratio:g}"
         c3.caption(f"{int(round(ratio * pair.n_human))} of {pair.n_human} human labels used")
     elif kind == "ood":
-        from evalcore.winrate import closest_pair, orient_like
+        from evalcore.pairwise.winrate import closest_pair, orient_like
 
         frame = ui.current_table(COMPARISONS)
         near = closest_pair(frame, a, b, ties=ties, seed=seed)

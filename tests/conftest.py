@@ -23,7 +23,7 @@ def _isolated_workspace(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
     """A fresh workspace that the app under AppTest also uses (tests of the store define their own)."""
-    from evalcore.store import Workspace
+    from evalcore.data.store import Workspace
 
     monkeypatch.setenv("EVALCORE_WORKSPACE", str(tmp_path / "ws.duckdb"))
     return Workspace(tmp_path / "ws.duckdb")

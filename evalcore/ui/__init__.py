@@ -17,8 +17,8 @@ import streamlit as st
 
 from ..columns import COMPARISONS, RATINGS
 from ..errors import DataError, WorkspaceError
-from ..schema import csv_safe
-from ..store import READY, DatasetInfo, Workspace, default_path
+from ..data.schema import csv_safe
+from ..data.store import READY, DatasetInfo, Workspace, default_path
 
 _KEY = "evalcore_dataset_id"
 RESULTS_VERSION = 1  # bump when a stored result's meaning changes
@@ -152,10 +152,10 @@ def _stamp() -> tuple[str, str]:
 
 @st.cache_resource(show_spinner="Counting ratings per item...", max_entries=4)
 def _units(path: str, dataset_id: str, stamp: str):
-    from ..agreement import prepare
+    from ..pointwise.agreement import count_units
 
     # Per-unit sufficient statistics: built once per dataset, shared by every grouping.
-    return prepare(Workspace(path).load_table(dataset_id, RATINGS))
+    return count_units(Workspace(path).load_table(dataset_id, RATINGS))
 
 
 def units():
@@ -206,8 +206,8 @@ def cached_result(name: str, params: dict, compute, *, label: str) -> pd.DataFra
 
 
 def agreement_table(*, by: tuple, judges: tuple | None, n_boot: int, seed: int) -> pd.DataFrame:
-    """:func:`evalcore.agreement.agreement` on the current dataset: cached, stored, with a progress bar."""
-    from ..agreement import agreement
+    """:func:`evalcore.pointwise.agreement.agreement` on the current dataset: cached, stored, with a progress bar."""
+    from ..pointwise.agreement import agreement
 
     u = units()
     params = {"by": list(by), "judges": list(judges) if judges is not None else None, "n_boot": n_boot, "seed": seed}
@@ -218,20 +218,20 @@ def agreement_table(*, by: tuple, judges: tuple | None, n_boot: int, seed: int) 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _class_distribution(path: str, dataset_id: str, stamp: str, by: tuple) -> pd.DataFrame:
-    from ..distributions import class_distribution
+    from ..pointwise.distributions import class_distribution
 
     return class_distribution(_units(path, dataset_id, stamp), by=by)
 
 
 def class_distribution(*, by: tuple) -> pd.DataFrame:
-    """Cached :func:`evalcore.distributions.class_distribution` on the current dataset."""
+    """Cached :func:`evalcore.pointwise.distributions.class_distribution` on the current dataset."""
     did, stamp = _stamp()
     return _class_distribution(str(workspace().path), did, stamp, tuple(by))
 
 
 def bias_records(*, by: tuple, judges: tuple | None, n_boot: int, seed: int) -> pd.DataFrame:
-    """:func:`evalcore.bias_report.bias_report` records on the current dataset: cached, stored, with progress."""
-    from ..bias_report import bias_report
+    """:func:`evalcore.pointwise.bias_report.bias_report` records on the current dataset: cached, stored, with progress."""
+    from ..pointwise.bias_report import bias_report
 
     ratings = require_table(RATINGS)
     params = {"by": list(by), "judges": list(judges) if judges is not None else None, "n_boot": n_boot, "seed": seed}
@@ -243,7 +243,7 @@ def bias_records(*, by: tuple, judges: tuple | None, n_boot: int, seed: int) -> 
 
 @st.cache_data(show_spinner="Computing...", max_entries=32)
 def _detail(path: str, dataset_id: str, stamp: str, name: str, params: str) -> pd.DataFrame:
-    from .. import bias, scale
+    from ..pointwise import bias, scale
 
     frame = _table(path, dataset_id, RATINGS, stamp)
     kwargs = json.loads(params)
@@ -264,7 +264,7 @@ def detail(name: str, **kwargs) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _pairs(path: str, dataset_id: str, stamp: str) -> pd.DataFrame:
-    from ..winrate import pairs
+    from ..pairwise.winrate import pairs
 
     return pairs(_table(path, dataset_id, COMPARISONS, stamp))
 
@@ -277,13 +277,13 @@ def comparison_pairs() -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _pair(path: str, dataset_id: str, stamp: str, a: str, b: str, judges: tuple | None, ties: str, seed: int):
-    from ..winrate import pair_data
+    from ..pairwise.winrate import pair_data
 
     return pair_data(_table(path, dataset_id, COMPARISONS, stamp), a, b, judges=judges, ties=ties, seed=seed)
 
 
 def pair_data(a: str, b: str, *, judges: tuple | None, ties: str, seed: int):
-    """:func:`evalcore.winrate.pair_data` on the current dataset (cached per pair and options)."""
+    """:func:`evalcore.pairwise.winrate.pair_data` on the current dataset (cached per pair and options)."""
     did, stamp = _stamp()
     return _pair(str(workspace().path), did, stamp, a, b, judges, ties, seed)
 
@@ -292,7 +292,7 @@ def pair_data(a: str, b: str, *, judges: tuple | None, ties: str, seed: int):
 def _warm():
     import threading
 
-    from ..winrate import warm_up
+    from ..pairwise.winrate import warm_up
 
     # Load numba, the Dawid-Skene kernel, nutpie and ArviZ while the analyst reads the page:
     # ~3 s the first time on a machine (numba compiles and caches), ~1 s after.
@@ -317,7 +317,7 @@ def _warm_agreement():
     import threading
 
     def run() -> None:
-        from .. import _agreekernel
+        from ..pointwise import _agreekernel
 
         _agreekernel.warm_up()
 
@@ -334,7 +334,7 @@ def warm_up_for_current() -> None:
     enough to use them, and the Dawid-Skene sampler when there are system pairs, so that the first
     table or fit does not wait for them.
     """
-    from ..agreement import COMPILED_FROM
+    from ..pointwise.agreement import COMPILED_FROM
 
     ratings = current_table(RATINGS)
     if os.environ.get("EVALCORE_WARMUP", "1") != "0" and ratings is not None and len(ratings) >= COMPILED_FROM:
@@ -347,7 +347,7 @@ def warm_up_for_current() -> None:
 
 def winrate(a: str, b: str, *, method: str, prior: str, judges: tuple | None, ties: str, seed: int):
     """One calibrated win rate on the current dataset: cached in memory and the workspace (a WinRate)."""
-    from ..winrate import WinRate, estimate, is_compiled
+    from ..pairwise.winrate import WinRate, estimate, is_compiled
 
     pair = pair_data(a, b, judges=judges, ties=ties, seed=seed)
     params = {"a": a, "b": b, "method": method, "prior": prior, "judges": list(judges) if judges else None,
@@ -379,7 +379,7 @@ def winrate_all_ready(*, method: str, prior: str, baseline: str | None, judges: 
 def winrate_all(*, method: str, prior: str, baseline: str | None, judges: tuple | None, ties: str, seed: int,
                 ood_auto: bool):
     """Every pair's calibrated win rate on the current dataset (cached; progress bar)."""
-    from ..winrate import WinRate, estimate_all
+    from ..pairwise.winrate import WinRate, estimate_all
 
     frame = current_table(COMPARISONS)
     out = cached_result(
@@ -395,7 +395,7 @@ def winrate_error_curve(a: str | None, b: str | None, *, judges: tuple | None, t
                         repeats: int) -> pd.DataFrame:
     """Gao et al. Figure 2: error against the prior data ratio for one pair, or averaged over every pair
     with human labels when ``a`` is None (cached; progress bar)."""
-    from ..winrate import error_curve
+    from ..pairwise.winrate import error_curve
 
     if a is None:
         pairs = [pair_data(r.system_a, r.system_b, judges=None, ties=ties, seed=seed)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from .. import ingest, io, schema
+from ..data import ingest, io, schema
 from ..columns import COLUMNS, COMPARISONS, RATINGS
 from ..errors import DataError
-from ..presets import PRESETS, detect_preset
-from ..store import NEEDS_MAPPING, READY
+from ..data.presets import PRESETS, detect_preset
+from ..data.store import NEEDS_MAPPING, READY
 from . import TABLE_LABEL, current_info, datasets, download_csv, guard, set_current, workspace
 
 SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
@@ -228,7 +228,7 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
         judge_raters = st.multiselect("The file has no rater_kind column: which raters are LLM judges?", raters,
                                       default=ingest.guess_judges(raters), key=f"jr_{dataset_id}")
     try:
-        ing = ingest.prepare(raw, file=fname, mapping=mapping, table=table, wide=wide,
+        ing = ingest.ingest_frame(raw, file=fname, mapping=mapping, table=table, wide=wide,
                              judge_raters=judge_raters, auto=False)
     except DataError as exc:
         st.error(str(exc), icon=":material/error:")

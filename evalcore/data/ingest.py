@@ -1,0 +1,239 @@
+"""From files to a validated canonical table: the one pipeline the CLI and the app share.
+
+``load`` runs: preset reader *or* (:func:`evalcore.data.io.read_table` -> column mapping
+-> optional wide-to-long) -> :func:`evalcore.data.schema.validate`. :func:`ingest_frame` runs the
+part after reading, so the app can re-map an upload without reading it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import columns
+from . import io, schema
+from ..errors import DataError
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """A validated table and how it was obtained.
+
+    Attributes
+    ----------
+    table
+        ``ratings`` or ``comparisons``.
+    frame
+        The canonical table.
+    source
+        What was read (file names, preset).
+    preset
+        The preset used, if any.
+    mapping
+        ``{user column: canonical}`` applied (empty for presets).
+    wide
+        The wide layout used, if any.
+    notes
+        Things the analyst should know (rows left out, formulas neutralised, ...).
+    """
+
+    table: str
+    frame: pd.DataFrame
+    source: str
+    preset: str | None = None
+    mapping: dict[str, str] = field(default_factory=dict)
+    wide: schema.WideSpec | None = None
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> schema.Summary:
+        return schema.summarize(self.frame, table=self.table)
+
+
+def ingest_frame(
+    raw: pd.DataFrame,
+    *,
+    file: str,
+    mapping: Mapping[str, str] | None = None,
+    table: str | None = None,
+    wide: schema.WideSpec | None = None,
+    judge_raters: Sequence[str] | None = None,
+    auto: bool = True,
+) -> Ingested:
+    """Map, reshape and validate a table read with :func:`evalcore.data.io.read_table`.
+
+    Parameters
+    ----------
+    raw
+        The file's table with its own column names.
+    file
+        Name for messages.
+    mapping
+        ``{user column: canonical}``; with ``auto`` these override the suggestions of
+        :func:`evalcore.data.schema.suggest_mapping`, without it they are used alone.
+    table
+        Force ``ratings`` or ``comparisons``; guessed from the columns otherwise.
+    wide
+        Read one column per annotator/judge (see :class:`evalcore.data.schema.WideSpec`);
+        with ``auto`` and no rater/score column, a wide layout is guessed.
+    judge_raters
+        For a file with a ``rater`` but no ``rater_kind`` column: the raters that are
+        LLM judges (the others are humans). With ``auto`` and no list, raters whose
+        names look like models (gpt, llama, judge, ...) are taken as judges, and a
+        note says so.
+    """
+    full = dict(schema.suggest_mapping(raw.columns, table=table)) if auto else {}
+    if mapping:
+        # A user's choice for a column replaces the guess, and frees the target it takes.
+        for src, dst in mapping.items():
+            for k in [k for k, v in full.items() if v == dst or k == src]:
+                full.pop(k)
+        full.update({k: v for k, v in mapping.items() if v})
+    base = raw.copy()
+    base[schema.ROW] = io.row_numbers(raw)
+    notes: tuple[str, ...] = tuple(raw.attrs.get("notes", ()))
+    if not auto:
+        # The mapping is the whole truth: a column named like a canonical one that the
+        # user left unmapped (e.g. set 'score' to "none") must not act as that column.
+        canon = set(columns.column_names(table)) if table else (
+            set(columns.column_names(columns.RATINGS)) | set(columns.column_names(columns.COMPARISONS)))
+        raters = set(wide.human_columns) | set(wide.judge_columns) if wide is not None else set()
+        stray = [c for c in map(str, raw.columns) if c in canon and c not in full and c not in raters]
+        if stray:
+            base = base.drop(columns=stray)
+            if wide is not None:
+                wide = replace(wide, id_columns=tuple(c for c in wide.id_columns if c not in stray))
+            notes += (f"{file}: column(s) {', '.join(repr(c) for c in stray)} were not mapped and were left out.",)
+    if wide is None and auto:
+        wide = schema.suggest_wide(raw, full)
+    if wide is not None:
+        long = schema.wide_to_long(base, wide, mapping=full, file=file)
+        if table is None:
+            table = "comparisons" if wide.value == "winner" else "ratings"
+    else:
+        long = schema.apply_mapping(base, full, file=file)
+    if "rater_kind" not in long.columns and "rater" in long.columns:
+        raters = [str(r) for r in pd.unique(long["rater"].dropna())]
+        guessed = judge_raters is None and auto
+        if guessed:
+            judge_raters = guess_judges(raters)
+            notes += (f"{file} has no rater_kind column: {len(judge_raters)} rater(s) whose names look like "
+                      f"models were taken as judges ({', '.join(judge_raters[:5]) or 'none'}), the other "
+                      f"{len(raters) - len(judge_raters)} as humans.",)
+        if judge_raters is not None:
+            judges = {str(j).strip() for j in judge_raters}
+            is_judge = long["rater"].astype("string").str.strip().isin(judges).fillna(False).to_numpy()
+            long["rater_kind"] = np.where(is_judge, "judge", "human")
+            named = [r for r in raters if r.strip()]
+            if named and (is_judge.all() or not is_judge.any()):
+                lacking = "human" if is_judge.all() else "judge"
+                raise DataError(
+                    f"there are no {lacking} rows: the file has no rater_kind column and "
+                    + ((f"no rater name looks like an LLM judge ({', '.join(named[:5])})" if guessed
+                        else "no rater was marked as a judge") if lacking == "judge"
+                       else f"every rater was taken as a judge ({', '.join(named[:5])})"),
+                    file=file, column="rater",
+                    fix="say which raters are LLM judges (CLI: --judge-rater RATER, repeatable; app: the judge "
+                        "picker), or add a rater_kind column with 'human' or 'judge' on every row",
+                )
+    checked = schema.validate(long, table=table, file=file)
+    notes += checked.notes
+    return Ingested(table=checked.table, frame=checked.frame, source=file, mapping=full, wide=wide, notes=notes)
+
+
+def guess_judges(raters: Sequence[str]) -> list[str]:
+    """Raters whose names look like LLM judges (gpt, claude, llama, judge, ...)."""
+    return [r for r in raters if schema.JUDGE_NAME.search(str(r))]
+
+
+def load(
+    paths: str | Path | Sequence[str | Path],
+    *,
+    preset: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    table: str | None = None,
+    sheet: str | None = None,
+    delimiter: str | None = None,
+    wide: schema.WideSpec | None = None,
+    names: Sequence[str] | None = None,
+    judge_raters: Sequence[str] | None = None,
+    preset_options: Mapping[str, object] | None = None,
+) -> Ingested:
+    """Read files into a validated canonical table.
+
+    Parameters
+    ----------
+    paths
+        One file, or several files/folders for a preset (e.g. PandaLM's three JSON files).
+    preset
+        A name from :data:`evalcore.data.presets.PRESETS`, or ``"auto"`` to detect one.
+    mapping, table, sheet, delimiter, wide
+        See :func:`ingest_frame` and :func:`evalcore.data.io.read_table`.
+    names
+        Display names for the files (the app passes the uploaded file names).
+    """
+    from . import presets as _presets
+
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise DataError("no file was given", fix="choose a file to import")
+    for p in paths:
+        if not p.exists():
+            raise DataError("file not found", file=str(p), fix="check the path")
+    label = ", ".join(names or [p.name for p in paths])
+    if preset == "auto":
+        preset = _presets.detect_preset(paths)
+    if preset:
+        res = _presets.read_preset(preset, paths, **dict(preset_options or {}))
+        frame = res.frame
+        if mapping:
+            frame = schema.apply_mapping(frame, mapping, file=label)
+        checked = schema.validate(frame, table=res.table, file=label)
+        return Ingested(table=checked.table, frame=checked.frame, source=res.source, preset=preset,
+                        mapping=dict(mapping or {}), notes=tuple(res.notes) + checked.notes)
+    if len(paths) > 1:
+        raise DataError(f"{len(paths)} files were given without a preset", file=label,
+                        fix="import one file at a time, or choose the preset that joins them (e.g. pandalm)")
+    path = paths[0]
+    if path.is_dir():
+        guess = _presets.detect_preset(paths)
+        raise DataError("is a folder", file=str(path),
+                        fix=(f"use --preset {guess}" if guess else "give a file, or a --preset that reads folders"))
+    raw = io.read_table(path, name=(names[0] if names else None), sheet=sheet, delimiter=delimiter)
+    return ingest_frame(raw, file=raw.attrs["file"], mapping=mapping, table=table, wide=wide,
+                   judge_raters=judge_raters)
+
+
+SAMPLE_FILES = {"ratings": "ratings_multilingual.csv", "comparisons": "comparisons_pairwise.csv"}
+
+
+def sample_dir() -> Path:
+    """The folder of the bundled sample data (``sample_data/`` next to the package)."""
+    return Path(__file__).resolve().parents[1] / "sample_data"
+
+
+def load_samples() -> dict[str, Ingested]:
+    """Both sample tables, validated: the one-click demo.
+
+    Read from ``sample_data/``; when the package is installed without that folder, the
+    same data is generated in memory by :mod:`evalcore.data.sample` (same seed).
+    """
+    out = {}
+    folder = sample_dir()
+    for kind, fname in SAMPLE_FILES.items():
+        path = folder / fname
+        if path.exists():
+            out[kind] = load(path, preset=None, table=kind)
+        else:
+            from . import sample
+
+            frame = sample.make_ratings() if kind == "ratings" else sample.make_comparisons()
+            checked = schema.validate(frame, table=kind, file=fname)
+            out[kind] = Ingested(table=kind, frame=checked.frame, source=f"{fname} (generated)",
+                                 notes=checked.notes)
+    return out

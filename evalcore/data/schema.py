@@ -1,0 +1,870 @@
+"""Canonical tables: column mapping, wide-to-long, validation, and what the data unlocks.
+
+The flow from a user's table to a canonical one is::
+
+    raw = io.read_table(path)                      # any format, any column names
+    mapping = suggest_mapping(raw.columns)         # shown to the user, who may change it
+    frame = apply_mapping(raw, mapping, file=...)  # canonical names
+    # or, for one column per annotator/judge:
+    frame = wide_to_long(raw, id_columns=..., human_columns=..., judge_columns=...)
+    checked = validate(frame, table=..., file=...) # canonical types, or DataError
+    summarize(checked.frame, table=...)            # rows, raters, what the data unlocks
+
+Every problem a user can cause raises :class:`~evalcore.errors.DataError` with a
+message that names the file, the row or column, and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..columns import (
+    COLUMNS,
+    COMPARISONS,
+    HUMAN,
+    JUDGE,
+    RATINGS,
+    TABLES,
+    column_names,
+    required_columns,
+)
+from ..errors import DataError
+
+ROW = "__row__"  # spreadsheet row number of each record, kept through reshaping for messages
+
+# Names users give to canonical columns (compared after lower-casing and squashing
+# punctuation to "_"). Only unambiguous synonyms: anything doubtful is left for the user.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "item_id": ("item_id", "item", "id", "task", "task_id", "example_id", "sample_id", "question_id",
+                "prompt_id", "doc_id", "doc", "document", "document_id", "instance_id", "idx", "uid", "story_id",
+                "text_id", "segment_id", "conversation_id", "dialogue_id"),
+    "rater": ("rater", "worker", "annotator", "annotator_id", "worker_id", "rater_id", "judge",
+              "evaluator", "grader", "labeler", "labeller", "model", "judge_model"),
+    "rater_kind": ("rater_kind", "rater_type", "kind", "source", "annotator_type", "worker_type",
+                   "is_human"),
+    "criterion": ("criterion", "criteria", "metric", "aspect", "dimension", "attribute", "question"),
+    "score": ("score", "label", "rating", "grade", "value", "judgment", "judgement"),
+    "sample": ("sample", "sample_idx", "sample_index", "repeat", "repetition", "run", "trial", "seed"),
+    "position": ("position", "criterion_position", "order", "criterion_order", "rank_in_prompt"),
+    "perplexity": ("perplexity", "ppl"),
+    "text": ("text", "output", "response", "generation", "completion", "hypothesis"),
+    "language": ("language", "lang", "locale", "language_code", "lang_code"),
+    "task": ("task_name", "task_type", "category", "domain"),
+    "system_a": ("system_a", "model_a", "generator_a", "generator_1", "system_1", "model_1"),
+    "system_b": ("system_b", "model_b", "generator_b", "generator_2", "system_2", "model_2"),
+    "winner": ("winner", "preference", "preferred", "verdict", "choice", "better"),
+    "swapped": ("swapped", "swap", "is_swapped", "reversed", "flipped"),
+    "prob_a": ("prob_a", "p_a", "prob_a_default"),
+    "prob_a_swap_position": ("prob_a_swap_position", "p_a_swap_position", "prob_a_swap_pos"),
+    "prob_a_swap_id": ("prob_a_swap_id", "p_a_swap_id"),
+    "score_a": ("score_a", "score_1", "judge_score_a"),
+    "score_b": ("score_b", "score_2", "judge_score_b"),
+    "superficial_a": ("superficial_a", "superficial_1", "length_a", "len_a"),
+    "superficial_b": ("superficial_b", "superficial_2", "length_b", "len_b"),
+    "subset": ("subset", "split", "partition"),
+}
+
+_KIND_WORDS = {
+    HUMAN: ("human", "humans", "annotator", "annotators", "crowd", "crowdworker", "expert", "person",
+            "people", "mturk", "native", "rater_human", "gold", "reference", "true", "yes", "1"),
+    JUDGE: ("judge", "judges", "llm", "model", "ai", "machine", "auto", "automatic", "gpt", "evaluator",
+            "llm_judge", "false", "no", "0"),
+}
+_WINNER_WORDS = {
+    "a": ("a", "model_a", "output_a", "response_a", "system_a", "first", "left", "1", "output_1",
+          "response_1", "output (a)"),
+    "b": ("b", "model_b", "output_b", "response_b", "system_b", "second", "right", "2", "output_2",
+          "response_2", "output (b)"),
+    "tie": ("tie", "draw", "equal", "both", "neither", "same", "tie (bothbad)", "tie_bothbad", "none"),
+}
+_TRUE = ("true", "t", "yes", "y", "1", "1.0", "swapped")
+_FALSE = ("false", "f", "no", "n", "0", "0.0", "", "original", "default")
+
+# A judge-looking rater name, used to guess which wide columns are judges.
+JUDGE_NAME = re.compile(
+    r"gpt|llm|claude|gemini|llama|mistral|mixtral|qwen|palm|bard|judge|model|chatgpt|openai|"
+    r"anthropic|deepseek|phi-?\d|vicuna|beluga|orca|command-r|bot\b|\bai\b",
+    re.IGNORECASE,
+)
+
+_FORMULA = re.compile(r"^\s*[=+\-@\t\r]")
+_HTML = re.compile(r"<\s*/?\s*[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?>|&[a-zA-Z]+;|&#\d+;")
+
+
+def _squash(name: object) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", str(name).strip().lower()).strip("_")
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+def suggest_mapping(columns: Iterable[object], *, table: str | None = None) -> dict[str, str]:
+    """Guess which of the user's columns are which canonical column.
+
+    Parameters
+    ----------
+    columns
+        The column names as they are in the user's file.
+    table
+        Restrict the guesses to this table's columns (``ratings`` or ``comparisons``);
+        by default both are considered.
+
+    Returns
+    -------
+    dict
+        ``{user column: canonical name}`` for the columns recognised, each canonical
+        name used at most once. An exact canonical name always wins over a synonym.
+    """
+    targets = set(column_names(table)) if table else set(column_names(RATINGS)) | set(column_names(COMPARISONS))
+    cols = [str(c) for c in columns]
+    mapping: dict[str, str] = {}
+    taken: set[str] = set()
+    # Exact canonical names first, so that e.g. an 'item_id' column beats a 'task' synonym.
+    for c in cols:
+        s = _squash(c)
+        if s in targets and s not in taken:
+            mapping[c] = s
+            taken.add(s)
+    for c in cols:
+        if c in mapping:
+            continue
+        s = _squash(c)
+        for canon, words in SYNONYMS.items():
+            if canon in targets and canon not in taken and s in words:
+                mapping[c] = canon
+                taken.add(canon)
+                break
+    return mapping
+
+
+def detect_table(columns: Iterable[str]) -> str:
+    """Which canonical table a frame with these (canonical) columns is.
+
+    A ``winner`` column makes it ``comparisons``; otherwise ``ratings``.
+    """
+    cols = set(columns)
+    return COMPARISONS if "winner" in cols and "score" not in cols else RATINGS
+
+
+def apply_mapping(
+    frame: pd.DataFrame, mapping: Mapping[str, str], *, file: str = "the file"
+) -> pd.DataFrame:
+    """Rename the user's columns to canonical names.
+
+    Columns not in ``mapping`` are kept under their own names (they may be segments such
+    as ``dialect``), unless their name collides with a canonical column that another
+    column was mapped to, in which case they are dropped in favour of the mapped one.
+
+    Raises
+    ------
+    DataError
+        If a mapped column is not in the file (with the closest name as a hint), a
+        target is not a canonical column, or two columns map to the same target.
+    """
+    all_canon = set(column_names(RATINGS)) | set(column_names(COMPARISONS))
+    present = [str(c) for c in frame.columns]
+    seen: dict[str, str] = {}
+    for src, dst in mapping.items():
+        if src not in present:
+            hint = difflib.get_close_matches(src, present, n=1)
+            raise DataError(
+                f"the mapping names a column '{src}' that is not in the file",
+                file=file,
+                column=src,
+                fix=(f"did you mean '{hint[0]}'? " if hint else "")
+                + "use one of the file's columns: " + ", ".join(present[:12]),
+            )
+        if dst not in all_canon:
+            hint = difflib.get_close_matches(dst, sorted(all_canon), n=1)
+            raise DataError(
+                f"'{dst}' is not a column evalcore knows",
+                file=file,
+                column=src,
+                fix=(f"did you mean '{hint[0]}'? " if hint else "")
+                + "map to one of: " + ", ".join(sorted(all_canon)),
+            )
+        if dst in seen:
+            raise DataError(
+                f"both '{seen[dst]}' and '{src}' are mapped to '{dst}'",
+                file=file,
+                column=src,
+                fix=f"map only one column to '{dst}'",
+            )
+        seen[dst] = src
+    out = frame.copy()
+    out.columns = [str(c) for c in out.columns]
+    targets = set(mapping.values())
+    drop = [c for c in out.columns if c in targets and c not in mapping]
+    out = out.drop(columns=drop)
+    return out.rename(columns=dict(mapping))
+
+
+# --------------------------------------------------------------------------- wide to long
+
+
+@dataclass(frozen=True)
+class WideSpec:
+    """How to read a wide file: which columns identify an item, and which hold raters' scores.
+
+    Attributes
+    ----------
+    id_columns
+        Columns that stay as they are (``item_id`` and segments such as ``language``);
+        they may use the user's names and are mapped with ``mapping``.
+    human_columns, judge_columns
+        One column per human annotator / per judge configuration; the column name
+        becomes the ``rater``.
+    value
+        ``"score"`` for a ratings table, ``"winner"`` for a comparisons table.
+    """
+
+    id_columns: tuple[str, ...]
+    human_columns: tuple[str, ...]
+    judge_columns: tuple[str, ...]
+    value: str = "score"
+
+
+def suggest_wide(frame: pd.DataFrame, mapping: Mapping[str, str] | None = None) -> WideSpec | None:
+    """Guess a :class:`WideSpec` for a file with one column per rater, or None if it looks long.
+
+    A file looks wide when it has no rater column and no score/winner column after
+    mapping, but has two or more columns whose names look like annotators or judges.
+    """
+    mapping = dict(mapping or suggest_mapping(frame.columns))
+    canon = set(mapping.values())
+    if "rater" in canon or "score" in canon or "winner" in canon:
+        return None
+    humans, judges = [], []
+    for c in frame.columns:
+        c = str(c)
+        if c in mapping:
+            continue
+        s = _squash(c)
+        if re.search(r"human|annot|rater|worker|expert|crowd|labell?er|^ann_?\d|^a\d+$", s):
+            humans.append(c)
+        elif JUDGE_NAME.search(c):
+            judges.append(c)
+    if len(humans) + len(judges) < 2:
+        return None
+    ids = tuple(c for c in map(str, frame.columns) if c not in humans and c not in judges)
+    return WideSpec(id_columns=ids, human_columns=tuple(humans), judge_columns=tuple(judges))
+
+
+def wide_to_long(
+    frame: pd.DataFrame,
+    spec: WideSpec,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    file: str = "the file",
+) -> pd.DataFrame:
+    """Turn one column per annotator or judge into one row per judgment.
+
+    Parameters
+    ----------
+    frame
+        The user's wide table.
+    spec
+        Which columns are ids/segments, humans and judges.
+    mapping
+        Canonical names for the id columns (``{user column: canonical}``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long table with the id columns (renamed by ``mapping``), ``rater``,
+        ``rater_kind`` and ``spec.value``; empty cells are dropped (a missing
+        annotation is not a judgment).
+    """
+    raters = list(spec.human_columns) + list(spec.judge_columns)
+    if not raters:
+        raise DataError(
+            "no annotator or judge columns were chosen",
+            file=file,
+            fix="pick the columns that hold each annotator's and each judge's scores",
+        )
+    missing = [c for c in [*spec.id_columns, *raters] if c not in frame.columns]
+    if missing:
+        raise DataError(
+            "the wide layout names a column that is not in the file",
+            file=file,
+            column=missing[0],
+            fix="choose columns from: " + ", ".join(map(str, frame.columns[:12])),
+        )
+    made = {"rater", "rater_kind", spec.value}
+    id_targets = {c: (mapping or {}).get(c, c) for c in spec.id_columns}
+    clash = [c for c, t in id_targets.items() if t in made]
+    if clash:
+        c = clash[0]
+        raise DataError(
+            f"the column '{c}' would clash with the '{id_targets[c]}' column made from the annotator and judge "
+            "columns",
+            file=file, column=c,
+            fix="mark it as an annotator or judge column, leave it unmapped, or rename it",
+        )
+    overlap = set(spec.human_columns) & set(spec.judge_columns)
+    if overlap:
+        raise DataError(
+            "a column is marked both as an annotator and as a judge",
+            file=file,
+            column=sorted(overlap)[0],
+            fix="mark each rater column as either human or judge",
+        )
+    base = frame.copy()
+    if ROW not in base.columns:
+        base[ROW] = np.arange(len(base)) + 2
+    ids = [*spec.id_columns, ROW]
+    long = base.melt(id_vars=ids, value_vars=raters, var_name="rater", value_name=spec.value)
+    # melt stacks one rater after another; put each source row's raters together instead, so that the
+    # long table reads item by item (as analysts expect, and as agreement.count_units counts fastest).
+    long = long.take(np.arange(len(long)).reshape(len(raters), len(base)).T.ravel()).reset_index(drop=True)
+    kinds = {c: HUMAN for c in spec.human_columns} | {c: JUDGE for c in spec.judge_columns}
+    long["rater_kind"] = long["rater"].map(kinds)
+    val = long[spec.value]
+    empty = val.isna() | (val.astype("string").str.strip() == "")
+    long = long.loc[~empty.fillna(True)].reset_index(drop=True)
+    if mapping:
+        long = apply_mapping(long, {k: v for k, v in mapping.items() if k in spec.id_columns}, file=file)
+    return long
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass(frozen=True)
+class Validated:
+    """A canonical table that passed validation, and what the analyst should know about it."""
+
+    table: str
+    frame: pd.DataFrame
+    notes: tuple[str, ...] = ()
+
+
+def _row_of(frame: pd.DataFrame, mask: pd.Series) -> int | None:
+    idx = np.flatnonzero(np.asarray(mask, dtype=bool))
+    if len(idx) == 0:
+        return None
+    if ROW in frame.columns:
+        return int(frame[ROW].iloc[idx[0]])
+    return int(idx[0]) + 2
+
+
+def _blank(s: pd.Series) -> pd.Series:
+    return s.isna() | (s.astype("string").str.strip() == "").fillna(True)
+
+
+def _norm_words(s: pd.Series, words: Mapping[str, Sequence[str]]) -> pd.Series:
+    lookup = {w: k for k, ws in words.items() for w in ws}
+    # Map distinct values only: the column may have millions of rows but a handful of values.
+    key = s.astype("string").str.strip().str.lower()
+    uniq = pd.Series(pd.unique(key.dropna()))
+    # A number read as a float (Excel, Parquet, JSON with gaps) reads '1.0': look up '1'.
+    table = {u: lookup.get(u, lookup.get(re.sub(r"^([+-]?\d+)\.0+$", r"\1", u))) for u in uniq}
+    return key.map(table)
+
+
+def _numeric(
+    frame: pd.DataFrame, col: str, *, file: str, what: str, fix: str, allow_missing: bool = True
+) -> pd.Series:
+    raw = frame[col]
+    if pd.api.types.is_bool_dtype(raw):
+        return raw.astype(float)
+    if pd.api.types.is_numeric_dtype(raw):
+        out = raw.astype(float)
+    else:
+        text = raw.astype("string").str.strip()
+        # Accept a decimal comma ("3,5") only when no value uses a decimal point.
+        if text.str.contains(",", regex=False).any() and not text.str.contains(".", regex=False).any():
+            text = text.str.replace(",", ".", regex=False)
+        out = pd.to_numeric(text, errors="coerce").astype(float)
+        bad = out.isna() & ~_blank(raw)
+        if bad.any():
+            first = np.flatnonzero(bad.to_numpy())[0]
+            value = str(raw.iloc[first])[:40]
+            n_bad = int(bad.sum())
+            raise DataError(
+                f"{what} must be a number but is '{value}'"
+                + (f" ({n_bad} such rows)" if n_bad > 1 else ""),
+                file=file,
+                column=col,
+                row=_row_of(frame, bad),
+                fix=fix,
+            )
+    if not np.isfinite(out.dropna()).all():
+        bad = out.notna() & ~np.isfinite(out.fillna(0))
+        raise DataError(
+            f"{what} must be a finite number", file=file, column=col, row=_row_of(frame, bad),
+            fix="replace infinite values with real numbers or leave the cell empty",
+        )
+    if not allow_missing and out.isna().any():
+        raise DataError(
+            f"{what} is empty", file=file, column=col, row=_row_of(frame, out.isna()), fix=fix
+        )
+    return out
+
+
+def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
+    """Notes for text cells that start like a spreadsheet formula or hold HTML markup."""
+    notes = []
+    for col in frame.columns:
+        if col == ROW:
+            continue
+        s = frame[col]
+        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            continue
+        text = s.astype("string")
+        if text.isna().all():
+            continue
+        uniq = pd.Series(pd.unique(text.dropna()), dtype="string")
+        # A number like "-1" starts with "-" but is not a formula.
+        is_num = pd.to_numeric(uniq, errors="coerce").notna()
+        formula = uniq[uniq.str.match(_FORMULA).fillna(False) & ~is_num]
+        html = uniq[uniq.str.contains(_HTML).fillna(False)]
+        for found, what in ((formula, "formula"), (html, "html")):
+            if not len(found):
+                continue
+            hit = text.isin(found).fillna(False)
+            n = int(hit.sum())
+            row = _row_of(frame, hit)
+            example = str(found.iloc[0])[:30]
+            if what == "formula":
+                notes.append(
+                    f"{file}, column '{col}': {n} cell(s) start like a spreadsheet formula (first at row "
+                    f"{row}: '{example}'). They are kept as plain text, and CSV downloads prefix them with ' "
+                    "so that Excel or Sheets will not run them."
+                )
+            else:
+                notes.append(
+                    f"{file}, column '{col}': {n} cell(s) hold HTML markup (first at row {row}: "
+                    f"'{example}'). They are shown as plain text and never rendered."
+                )
+    return notes
+
+
+def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the file") -> Validated:
+    """Check a frame with canonical column names and return it with canonical types.
+
+    Checks, each raising :class:`DataError` naming the file, row or column, and the fix:
+    required columns present (with a hint for a misspelt one); no empty ids; known
+    ``rater_kind``; numeric scores; ``winner`` in a/b/tie; no duplicate judgments
+    (same item, rater, criterion and sample; or same item, rater and order for
+    comparisons); at least one human and one judge row.
+
+    Cells that look like spreadsheet formulas or HTML are kept as text and reported
+    in ``notes`` (they are neutralised on export by :func:`csv_safe`).
+
+    Parameters
+    ----------
+    frame
+        Table with canonical column names (see :func:`apply_mapping`).
+    table
+        ``ratings`` or ``comparisons``; guessed from the columns when omitted.
+    file
+        Name used in messages.
+    """
+    if table is None:
+        table = detect_table(frame.columns)
+    if table not in TABLES:
+        raise DataError(f"unknown table '{table}'", file=file, fix="use 'ratings' or 'comparisons'")
+    if len(frame) == 0:
+        raise DataError("has no data rows", file=file, fix="add at least one judgment below the header")
+    notes: list[str] = []
+    df = frame.copy()
+    df.columns = [str(c) for c in df.columns]
+    if ROW not in df.columns:
+        df[ROW] = np.arange(len(df)) + 2
+
+    if "criterion" not in df.columns and table == RATINGS:
+        df["criterion"] = "overall"
+    missing = [c for c in required_columns(table) if c not in df.columns]
+    if missing:
+        col = missing[0]
+        others = [c for c in df.columns if c not in column_names(table) and c != ROW]
+        hint = difflib.get_close_matches(col, others, n=1, cutoff=0.6)
+        if hint:
+            fix = (f"the column '{hint[0]}' looks like a misspelling of '{col}': rename it, "
+                   f"or map it with --map {hint[0]}={col} (CLI) or in the column mapping (app)")
+        else:
+            fix = (f"add a '{col}' column, or map one of your columns to it with --map YOURCOLUMN={col} "
+                   "(CLI) or in the column mapping (app)")
+            if col in ("rater", "score", "winner") and len(others) >= 2:
+                fix += "; if your file has one column per annotator or judge, use the wide layout"
+        raise DataError(f"required column '{col}' is missing", file=file, column=col, fix=fix)
+
+    for col in ("item_id", "rater"):
+        blank = _blank(df[col])
+        if blank.any():
+            raise DataError(
+                f"{int(blank.sum())} row(s) have no {col.replace('_', ' ')}",
+                file=file, column=col, row=_row_of(df, blank),
+                fix=f"fill in '{col}' on every row, or delete rows that are not judgments",
+            )
+        if pd.api.types.is_float_dtype(df[col]) and (df[col] == df[col].round()).all():
+            df[col] = df[col].astype("int64")  # 7.0 -> "7", the id the user sees
+        df[col] = df[col].astype("string").str.strip()
+
+    kind_raw = df["rater_kind"]
+    if pd.api.types.is_bool_dtype(kind_raw):
+        kind = kind_raw.map({True: HUMAN, False: JUDGE})
+    else:
+        kind = _norm_words(kind_raw, _KIND_WORDS)
+    bad = kind.isna()
+    if bad.any():
+        value = kind_raw[bad].iloc[0]
+        raise DataError(
+            f"rater_kind must be 'human' or 'judge' but is '{'' if pd.isna(value) else value}'"
+            + (f" ({int(bad.sum())} such rows)" if bad.sum() > 1 else ""),
+            file=file, column="rater_kind", row=_row_of(df, bad),
+            fix="write 'human' for annotators and 'judge' for LLM evaluators",
+        )
+    df["rater_kind"] = kind.astype("string")
+    mixed = df.groupby("rater", sort=False)["rater_kind"].nunique()
+    if (mixed > 1).any():
+        r = mixed[mixed > 1].index[0]
+        raise DataError(
+            f"rater '{r}' is marked both human and judge",
+            file=file, column="rater_kind", row=_row_of(df, df["rater"] == r),
+            fix="give each rater a single kind, or use different rater names",
+        )
+
+    if table == RATINGS:
+        df["criterion"] = df["criterion"].astype("string").str.strip().fillna("overall")
+        df.loc[df["criterion"] == "", "criterion"] = "overall"
+        sc = df["score"]
+        if not pd.api.types.is_numeric_dtype(sc):
+            txt = sc.dropna().astype("string").str.strip()
+            if len(txt) and pd.to_numeric(txt, errors="coerce").isna().all():
+                levels = ", ".join(f"'{v}'" for v in pd.unique(txt)[:5])
+                raise DataError(
+                    f"score holds text labels ({levels}), not numbers",
+                    file=file, column="score", row=_row_of(df, sc.notna()),
+                    fix="recode the labels as ordered numbers (e.g. bad=0, ok=1, good=2) before importing",
+                )
+        df["score"] = _numeric(
+            df, "score", file=file, what="score",
+            fix="use numbers for scores (e.g. 1-5), or leave the cell empty if there is no judgment",
+        )
+        empty = df["score"].isna()
+        if empty.all():
+            raise DataError("every score is empty", file=file, column="score",
+                            fix="check that the score column holds the ratings")
+        if empty.any():
+            notes.append(f"{file}: {int(empty.sum())} row(s) with an empty score were left out.")
+            df = df.loc[~empty].reset_index(drop=True)
+        for col, what in (("sample", "sample"), ("position", "position"), ("perplexity", "perplexity")):
+            if col in df.columns:
+                df[col] = _numeric(df, col, file=file, what=what,
+                                   fix=f"use numbers in '{col}', or leave the cell empty")
+        if "sample" in df.columns:
+            df["sample"] = df["sample"].fillna(0).astype("int64")
+        if "perplexity" in df.columns and (df["perplexity"] <= 0).any():
+            bad = df["perplexity"] <= 0
+            raise DataError("perplexity must be positive", file=file, column="perplexity",
+                            row=_row_of(df, bad), fix="perplexity is exp(mean negative log-likelihood) >= 1")
+        key = ["item_id", "rater", "criterion"] + (["sample"] if "sample" in df.columns else [])
+        fix_dup = ("if a rater judged an item several times, number the repeats in a 'sample' column; "
+                   "otherwise delete the duplicate row")
+    else:
+        w = df["winner"]
+        win = _norm_words(w, _WINNER_WORDS)
+        bad = win.isna()
+        if bad.any():
+            value = w[bad].iloc[0]
+            raise DataError(
+                f"winner must be 'a', 'b' or 'tie' but is '{'' if pd.isna(value) else value}'"
+                + (f" ({int(bad.sum())} such rows)" if bad.sum() > 1 else ""),
+                file=file, column="winner", row=_row_of(df, bad),
+                fix="write a, b or tie (in terms of content, not position); for PandaLM's 0/1/2 or Gao et "
+                    "al.'s 0/1 labels use --preset pandalm or --preset bayescal",
+            )
+        df["winner"] = win.astype("string")
+        if "swapped" in df.columns:
+            sw = df["swapped"]
+            if not pd.api.types.is_bool_dtype(sw):
+                t = sw.astype("string").str.strip().str.lower().fillna("")
+                known = t.isin(_TRUE) | t.isin(_FALSE)
+                if (~known).any():
+                    raise DataError(
+                        f"swapped must be true or false but is '{sw[~known].iloc[0]}'",
+                        file=file, column="swapped", row=_row_of(df, ~known),
+                        fix="write true for rows shown in swapped order and false otherwise",
+                    )
+                df["swapped"] = t.isin(_TRUE)
+            df["swapped"] = df["swapped"].astype(bool)
+        else:
+            df["swapped"] = False
+        for col in ("prob_a", "prob_a_swap_position", "prob_a_swap_id"):
+            if col in df.columns:
+                df[col] = _numeric(df, col, file=file, what=col, fix=f"'{col}' holds probabilities in [0, 1]")
+                out = (df[col] < 0) | (df[col] > 1)
+                if out.any():
+                    raise DataError(f"{col} must be a probability between 0 and 1", file=file,
+                                    column=col, row=_row_of(df, out),
+                                    fix="use the normalised probability of 'A', not a logit or a percentage")
+        for col in ("score_a", "score_b", "superficial_a", "superficial_b"):
+            if col in df.columns:
+                df[col] = _numeric(df, col, file=file, what=col, fix=f"use numbers in '{col}'")
+        for col in ("system_a", "system_b"):
+            if col in df.columns:
+                df[col] = df[col].astype("string").str.strip()
+        key = ["item_id", "rater", "swapped"] + [c for c in ("system_a", "system_b") if c in df.columns]
+        fix_dup = "each rater gives one verdict per item and order; delete the duplicate row"
+
+    dup = df.duplicated(subset=key, keep=False)
+    if dup.any():
+        # The first duplicated row and the first other row with the same key (not just the
+        # next duplicated row, which may belong to another judgment).
+        first = df.loc[dup].iloc[0]
+        same = dup.copy()
+        for k in key:
+            same &= (df[k] == first[k]).fillna(False) if pd.notna(first[k]) else df[k].isna()
+        rows = df.loc[same, ROW].head(2).tolist()
+        what = ", ".join(f"{k}={first[k]}" for k in key if k in ("item_id", "rater", "criterion", "sample", "swapped"))
+        raise DataError(
+            f"rows {rows[0]} and {rows[1]} are the same judgment ({what})"
+            + (f"; {int(dup.sum())} rows are duplicates" if dup.sum() > 2 else ""),
+            file=file, fix=fix_dup,
+        )
+
+    kinds = set(df["rater_kind"].unique())
+    if HUMAN not in kinds or JUDGE not in kinds:
+        lacking = HUMAN if HUMAN not in kinds else JUDGE
+        raise DataError(
+            f"there are no {lacking} rows: evalcore audits judges against humans and needs both",
+            file=file, column="rater_kind",
+            fix=("add the human annotations (rater_kind=human)" if lacking == HUMAN else
+                 "add the judge's ratings (rater_kind=judge)")
+            + ", or check that rater_kind is mapped to the right column",
+        )
+
+    notes.extend(_text_warnings(df, file=file))
+    if table == RATINGS:
+        # Each item's judgments together, items in order of first appearance (a stable sort keeps each
+        # item's rows in file order): how a long table reads, and what agreement.count_units counts fastest.
+        codes = pd.factorize(df["item_id"])[0]
+        if len(codes) > 1 and (np.diff(codes) < 0).any():
+            df = df.iloc[np.argsort(codes, kind="stable")]
+    df = df.drop(columns=[ROW]).reset_index(drop=True)
+    order = [c for c in column_names(table) if c in df.columns]
+    df = df[order + [c for c in df.columns if c not in order]]
+    return Validated(table=table, frame=df, notes=tuple(notes))
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return a copy safe to open in a spreadsheet: text cells starting like a formula get a leading '.
+
+    Defends against CSV injection (OWASP): ``=HYPERLINK(...)`` in an exported CSV would
+    otherwise run when an analyst opens it in Excel or Sheets.
+    """
+    out = frame.copy()
+    for col in out.columns:
+        s = out[col]
+        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            continue
+        text = s.astype("string")
+        risky = text.str.match(_FORMULA).fillna(False) & pd.to_numeric(text, errors="coerce").isna()
+        if risky.any():
+            out[col] = text.where(~risky, "'" + text)
+    # Column names become the header row: neutralise them the same way.
+    names = [str(c) for c in out.columns]
+    if any(_FORMULA.match(n) and pd.isna(pd.to_numeric(n, errors="coerce")) for n in names):
+        out.columns = ["'" + n if _FORMULA.match(n) and pd.isna(pd.to_numeric(n, errors="coerce")) else n
+                       for n in names]
+    return out
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _n_unique(frame: pd.DataFrame, col: str) -> int:
+    return int(frame[col].nunique()) if col in frame.columns else 0
+
+
+def _max_per_item(frame: pd.DataFrame, kind: str) -> int:
+    sub = frame[frame["rater_kind"] == kind]
+    if sub.empty:
+        return 0
+    keys = ["item_id"] + (["criterion"] if "criterion" in sub.columns else [])
+    return int(sub.groupby(keys, sort=False)["rater"].nunique().max())
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analysis evalcore offers and what it needs from the data."""
+
+    name: str
+    title: str
+    table: str
+    needs: str  # what it needs, in words, shown when unavailable
+    check: Callable[[pd.DataFrame], list[str]] = field(repr=False, compare=False)
+
+
+def _cols(*names: str) -> Callable[[pd.DataFrame], list[str]]:
+    def check(df: pd.DataFrame) -> list[str]:
+        return [f"column '{n}'" for n in names if n not in df.columns or df[n].isna().all()]
+    return check
+
+
+def _all(*checks: Callable[[pd.DataFrame], list[str]]) -> Callable[[pd.DataFrame], list[str]]:
+    return lambda df: [m for c in checks for m in c(df)]
+
+
+def _two_humans(df: pd.DataFrame) -> list[str]:
+    return [] if _max_per_item(df, HUMAN) >= 2 else ["at least 2 human raters on the same item"]
+
+
+def _judge_and_human(df: pd.DataFrame) -> list[str]:
+    j = set(df.loc[df["rater_kind"] == JUDGE, "item_id"].unique())
+    h = set(df.loc[df["rater_kind"] == HUMAN, "item_id"].unique())
+    return [] if j & h else ["judge and human judgments of the same items"]
+
+
+def _repeats(df: pd.DataFrame) -> list[str]:
+    if "sample" not in df.columns:
+        return ["column 'sample' (repeat index of a judge's samples)"]
+    j = df[df["rater_kind"] == JUDGE]
+    return [] if (j["sample"].nunique() >= 2) else ["a judge sampled at least twice per item (column 'sample')"]
+
+
+def _multi_criteria(df: pd.DataFrame) -> list[str]:
+    return [] if _n_unique(df, "criterion") >= 2 else ["at least 2 criteria per item (column 'criterion')"]
+
+
+def _familiarity(df: pd.DataFrame) -> list[str]:
+    has = any(c in df.columns and df[c].notna().any() for c in ("perplexity", "text"))
+    return [] if has else ["column 'perplexity' (or 'text' for a local proxy)"]
+
+
+def _both_orders(df: pd.DataFrame) -> list[str]:
+    j = df[df["rater_kind"] == JUDGE]
+    ok = "swapped" in j.columns and j["swapped"].nunique() == 2
+    return [] if ok else ["column 'swapped' with judge verdicts in both presentation orders"]
+
+
+def _human_verdicts(df: pd.DataFrame) -> list[str]:
+    return [] if (df["rater_kind"] == HUMAN).any() else ["human verdicts (rater_kind=human)"]
+
+
+ANALYSES: tuple[Analysis, ...] = (
+    Analysis("agreement_humans", "Agreement among humans (PA, Fleiss' kappa, AC1, PABAK, Krippendorff)",
+             RATINGS, "2+ human raters per item", _two_humans),
+    Analysis("agreement_judge", "Judge vs humans (PA, Cohen's kappa, weighted F1, Kendall's tau)",
+             RATINGS, "judge and human scores on the same items", _judge_and_human),
+    Analysis("class_distribution", "Class distributions by human agreement (Hada et al. Figs. 6-7)",
+             RATINGS, "2+ human raters per item and a judge", _all(_two_humans, _judge_and_human)),
+    Analysis("by_language", "Everything broken down by language", RATINGS, "column 'language'",
+             _cols("language")),
+    Analysis("score_distribution", "Score distribution, scale use and round-number bias", RATINGS,
+             "judge scores", lambda df: [] if (df["rater_kind"] == JUDGE).any() else ["judge rows"]),
+    Analysis("familiarity", "Familiarity bias (score vs perplexity)", RATINGS,
+             "column 'perplexity' (or 'text')", _familiarity),
+    Analysis("anchoring", "Anchoring across criteria", RATINGS, "2+ criteria scored per item",
+             _multi_criteria),
+    Analysis("anchoring_position", "Quality by the criterion's position in the prompt", RATINGS,
+             "column 'position'", _all(_multi_criteria, _cols("position"))),
+    Analysis("self_consistency", "Self-consistency across repeated judge samples (Krippendorff's alpha)",
+             RATINGS, "column 'sample' with 2+ samples of a judge", _repeats),
+    Analysis("position_bias", "Position bias: consistency across orders, first-position preference",
+             COMPARISONS, "judge verdicts in both orders (column 'swapped')", _both_orders),
+    Analysis("calibraeval", "Selection-bias calibration (CalibraEval NOA + PAVA, PriDe)", COMPARISONS,
+             "columns prob_a, prob_a_swap_position, prob_a_swap_id",
+             _cols("prob_a", "prob_a_swap_position", "prob_a_swap_id")),
+    Analysis("superficial", "Superficial-quality subtraction (alpha slider)", COMPARISONS,
+             "columns score_a, score_b, superficial_a, superficial_b and human verdicts",
+             _all(_cols("score_a", "score_b", "superficial_a", "superficial_b"), _human_verdicts)),
+    Analysis("win_rate", "Calibrated win rates (BWRS, Bayesian Dawid-Skene)", COMPARISONS,
+             "columns system_a, system_b and judge verdicts (human labels for calibration)",
+             _cols("system_a", "system_b")),
+)
+
+
+def analyses(frame: pd.DataFrame, *, table: str) -> pd.DataFrame:
+    """Every analysis evalcore offers, marked available or not for this table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``analysis``, ``title``, ``table``, ``available`` (bool) and ``missing``
+        (what the data would need, empty when available). Analyses of the other table
+        are listed as unavailable with the table they need.
+    """
+    rows = []
+    for a in ANALYSES:
+        if a.table != table:
+            missing = [f"a {a.table} table ({a.needs})"]
+        else:
+            missing = a.check(frame)
+        rows.append({"analysis": a.name, "title": a.title, "table": a.table,
+                     "available": not missing, "missing": "; ".join(missing)})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a canonical table holds, and what it unlocks."""
+
+    table: str
+    rows: int
+    items: int
+    human_raters: int
+    judges: int
+    criteria: tuple[str, ...]
+    languages: tuple[str, ...]
+    tasks: tuple[str, ...]
+    systems: tuple[str, ...]
+    max_humans_per_item: int
+    unlocks: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (the CLI's ``validate --json`` output)."""
+        return {
+            "table": self.table, "rows": self.rows, "items": self.items,
+            "human_raters": self.human_raters, "judges": self.judges,
+            "criteria": list(self.criteria), "languages": list(self.languages),
+            "tasks": list(self.tasks), "systems": list(self.systems),
+            "max_humans_per_item": self.max_humans_per_item, "unlocks": list(self.unlocks),
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """Two-column table (``what``, ``value``) for display."""
+        d = self.to_dict()
+        return pd.DataFrame(
+            [{"what": k, "value": ", ".join(map(str, v)) if isinstance(v, list) else str(v)} for k, v in d.items()]
+        )
+
+
+def _levels(frame: pd.DataFrame, col: str) -> tuple[str, ...]:
+    if col not in frame.columns:
+        return ()
+    return tuple(sorted(map(str, frame[col].dropna().unique())))
+
+
+def summarize(frame: pd.DataFrame, *, table: str) -> Summary:
+    """Counts of a validated table and the names of the analyses it unlocks."""
+    av = analyses(frame, table=table)
+    systems = sorted(set(_levels(frame, "system_a")) | set(_levels(frame, "system_b")))
+    return Summary(
+        table=table,
+        rows=int(len(frame)),
+        items=_n_unique(frame, "item_id"),
+        human_raters=int(frame.loc[frame["rater_kind"] == HUMAN, "rater"].nunique()),
+        judges=int(frame.loc[frame["rater_kind"] == JUDGE, "rater"].nunique()),
+        criteria=_levels(frame, "criterion"),
+        languages=_levels(frame, "language"),
+        tasks=_levels(frame, "task"),
+        systems=tuple(systems),
+        max_humans_per_item=_max_per_item(frame, HUMAN),
+        unlocks=tuple(av.loc[av["available"], "analysis"]),
+    )
+
+
+__all__ = [
+    "ANALYSES", "Analysis", "COLUMNS", "ROW", "Summary", "Validated", "WideSpec", "analyses",
+    "apply_mapping", "csv_safe", "detect_table", "suggest_mapping", "suggest_wide", "summarize",
+    "validate", "wide_to_long",
+]

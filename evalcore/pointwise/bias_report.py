@@ -1,0 +1,119 @@
+"""The whole bias audit in one call: every section the data supports, in one tidy table.
+
+Sections (Stureborg et al. 2024; Hada et al. 2024):
+
+- ``familiarity`` (:func:`evalcore.pointwise.bias.familiarity`): score against perplexity;
+- ``score_distribution`` (:func:`evalcore.pointwise.scale.scale_use`, :func:`evalcore.pointwise.scale.round_number_bias`):
+  top-score skew, mean shift, entropy, round numbers;
+- ``anchoring`` (:func:`evalcore.pointwise.bias.anchoring`): correlation between criteria, agreement by position;
+- ``self_consistency`` (:func:`evalcore.pointwise.consistency.self_consistency`,
+  :func:`evalcore.pointwise.consistency.variant_agreement`): alpha across samples and across prompt variants.
+
+A section the data cannot support is skipped and kept as one row with measure ``not_available``
+whose note gives the reason, so that the page, the CLI and pipelines can say what is missing. ``flagged`` marks judge effects significant at the 5% level
+(two-sided bootstrap intervals that exclude 0; see each function for what is tested).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import pandas as pd
+
+from . import bias, consistency, scale
+from ..errors import DataError
+from .recommend import recommendations
+
+SECTIONS = ("familiarity", "score_distribution", "anchoring", "self_consistency")
+COLUMNS = bias.RESULT_COLUMNS
+
+
+NOT_AVAILABLE = "not_available"
+
+
+@dataclass(frozen=True)
+class BiasReport:
+    """Every section's records (a skipped section is one ``not_available`` row whose note says why)."""
+
+    records: pd.DataFrame
+
+    @property
+    def skipped(self) -> tuple[tuple[str, str], ...]:
+        """(section, reason) for each section the data could not support."""
+        na = self.records[self.records["measure"] == NOT_AVAILABLE]
+        return tuple(zip(na["section"], na["note"]))
+
+    @property
+    def results(self) -> pd.DataFrame:
+        """The records without the ``not_available`` rows."""
+        return self.records[self.records["measure"] != NOT_AVAILABLE]
+
+    @property
+    def recommendations(self) -> pd.DataFrame:
+        """Mitigations for what is flagged (:func:`evalcore.pointwise.recommend.recommendations`)."""
+        return recommendations(self.results)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.records
+
+
+def bias_report(
+    ratings: pd.DataFrame,
+    *,
+    by: Sequence[str] = (),
+    judges: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    sections: Sequence[str] = SECTIONS,
+    progress: Callable[[float], None] | None = None,
+) -> BiasReport:
+    """Run every bias section the data supports.
+
+    Parameters
+    ----------
+    ratings
+        A validated ratings table.
+    by
+        Grouping columns (e.g. ``language``), passed to every section.
+    judges
+        Judges to audit (default: all).
+    n_boot, seed
+        Bootstrap resamples over items (0: no intervals, no flags) and their seed.
+    sections
+        Which sections to run.
+    progress
+        Called with the fraction done.
+    """
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        raise DataError(f"unknown bias section '{unknown[0]}'", fix="choose from: " + ", ".join(SECTIONS))
+    opts = {"by": tuple(by), "judges": judges, "n_boot": n_boot, "seed": seed}
+    steps: list[tuple[str, Callable[[], pd.DataFrame]]] = []
+    if "familiarity" in sections:
+        steps.append(("familiarity", lambda: bias.familiarity(ratings, **opts)))
+    if "score_distribution" in sections:
+        steps.append(("score_distribution", lambda: scale.scale_use(ratings, **opts)))
+        steps.append(("score_distribution", lambda: scale.round_number_bias(ratings, **opts)))
+    if "anchoring" in sections:
+        steps.append(("anchoring", lambda: bias.anchoring(ratings, **opts)))
+    if "self_consistency" in sections:
+        steps.append(("self_consistency", lambda: consistency.self_consistency(ratings, **opts)))
+        for col in consistency.variant_columns(ratings):
+            steps.append(("self_consistency",
+                          lambda col=col: consistency.variant_agreement(ratings, variant_column=col, **opts)))
+    parts = []
+    for i, (section, run) in enumerate(steps):
+        try:
+            parts.append(run())
+        except bias.BiasNotApplicable as exc:
+            parts.append(pd.DataFrame([{"section": section, "measure": NOT_AVAILABLE, "flagged": False,
+                                        "note": exc.problem}]))
+        if progress:
+            progress((i + 1) / len(steps))
+    cols = [*COLUMNS[:3], *by, *COLUMNS[3:]]
+    records = pd.concat([p.reindex(columns=cols) for p in parts], ignore_index=True) if parts else \
+        pd.DataFrame(columns=cols)
+    records["flagged"] = records["flagged"].fillna(False).astype(bool)
+    records["judge"] = records["judge"].astype(object).where(records["judge"].notna(), None)
+    return BiasReport(records=records)

@@ -1,0 +1,116 @@
+"""Score distributions: the judge's scores split by how much the humans agreed (Hada et al. 2024, Figs. 6-7).
+
+Each unit (an item on a criterion) with two or more human ratings falls in one agreement class:
+
+- ``full``: every annotator gave the same score;
+- ``partial``: some annotators agree, but not all (the largest score count is 2 or more, below n);
+- ``none``: every annotator gave a different score.
+
+For each class the judge's score distribution is shown next to the humans' own ratings of the
+same units. A judge that gives the top score where humans disagree shows up as a large top
+share in ``partial`` and ``none`` (Hada et al. report this for GPT-4 in lower-resource
+languages).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .agreement import Units, default_by, count_units
+from ..errors import DataError
+
+CLASSES = ("full", "partial", "none")
+HUMANS = "humans"
+
+
+def agreement_class(counts: np.ndarray) -> np.ndarray:
+    """The agreement class of each unit from its human counts; '' for units with fewer than two ratings."""
+    n = counts.sum(axis=1)
+    top = counts.max(axis=1)
+    out = np.where(top == n, "full", np.where(top >= 2, "partial", "none")).astype(object)
+    out[n < 2] = ""
+    return out
+
+
+def class_distribution(
+    data: pd.DataFrame | Units,
+    *,
+    by: Sequence[str] | None = None,
+    judges: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Score distributions of the humans and of each judge, per group and human agreement class.
+
+    Parameters
+    ----------
+    data
+        A validated ratings table or its :func:`evalcore.pointwise.agreement.count_units` result.
+    by
+        Grouping columns (e.g. language and criterion).
+    judges
+        Judges to include (default: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``*by, source, agreement_class, score, count, share, n_units``: ``source`` is
+        ``humans`` or a judge's name; ``share`` is the score's share within its (group,
+        source, class); ``n_units`` the number of units in that (group, class). Every score
+        of the scale appears, with a zero count where unused.
+    """
+    units = data if isinstance(data, Units) else count_units(data)
+    by = default_by(units) if by is None else list(by)
+    unknown = [c for c in by if c not in units.codes]
+    if unknown:
+        raise DataError(f"cannot group by '{unknown[0]}'", column=unknown[0],
+                        fix="group by one of: " + ", ".join(units.columns))
+    chosen = list(units.judges) if judges is None else list(judges)
+    bad = [j for j in chosen if j not in units.judges]
+    if bad:
+        raise DataError(f"there is no judge named '{bad[0]}'", fix="choose from: " + ", ".join(units.judges))
+    cls = agreement_class(units.counts)
+    keep = cls != ""
+    seg = units.segments.loc[keep, by].reset_index(drop=True) if by else pd.DataFrame(index=range(int(keep.sum())))
+    seg["agreement_class"] = cls[keep]
+    values = units.values
+    parts = []
+    # Humans: every human rating of the unit counts.
+    counts = units.counts[keep]
+    hum = pd.concat([seg] * len(values), ignore_index=True)
+    hum["score"] = np.repeat(values, len(seg))
+    hum["count"] = counts.T.ravel()
+    hum["source"] = HUMANS
+    parts.append(hum)
+    for name in chosen:
+        jc = units.judge_codes[units.judges.index(name)][keep]
+        has = jc >= 0
+        j = seg.loc[has].copy()
+        j["score"] = values[jc[has]]
+        j["count"] = 1
+        j["source"] = name
+        parts.append(j)
+    long = pd.concat(parts, ignore_index=True)
+    keys = [*by, "source", "agreement_class"]
+    agg = long.groupby([*keys, "score"], sort=True, dropna=False)["count"].sum().reset_index()
+    # Every score of the scale appears, so that plots of different groups line up.
+    scores = pd.DataFrame({"score": values})
+    frames = agg[keys].drop_duplicates().merge(scores, how="cross")
+    out = frames.merge(agg, on=[*keys, "score"], how="left").fillna({"count": 0})
+    out["count"] = out["count"].astype(int)
+    tot = out.groupby(keys, dropna=False)["count"].transform("sum")
+    out["share"] = np.where(tot > 0, out["count"] / tot.where(tot > 0, 1), np.nan)
+    n_units = seg.groupby([*by, "agreement_class"], dropna=False).size().rename("n_units").reset_index()
+    out = out.merge(n_units, on=[*by, "agreement_class"], how="left")
+    out["agreement_class"] = pd.Categorical(out["agreement_class"], categories=list(CLASSES), ordered=True)
+    return out.sort_values([*keys, "score"]).reset_index(drop=True)
+
+
+def top_score_share(dist: pd.DataFrame, *, by: Sequence[str] = ("language", "criterion")) -> pd.DataFrame:
+    """Share of the top score of the scale per group, source and agreement class (from :func:`class_distribution`)."""
+    by = list(by)
+    top = dist.groupby(by, dropna=False)["score"].transform("max") if by else dist["score"].max()
+    sub = dist[dist["score"] == top]
+    return sub[[*by, "source", "agreement_class", "share", "n_units"]].rename(columns={"share": "top_share"}) \
+        .reset_index(drop=True)

@@ -1,0 +1,37 @@
+"""Small numeric helpers every analysis shares: division that says "undefined", category codes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def safe_div(a, b) -> np.ndarray:
+    """``a / b`` as floats, with NaN (not inf, not a warning) wherever the ratio is undefined.
+
+    >>> safe_div(np.array([1.0, 1.0, 0.0]), np.array([2.0, 0.0, 0.0])).tolist()
+    [0.5, nan, nan]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.asarray(np.divide(a, b), dtype=float)  # a new array: safe to write into
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
+def codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of each value into its sorted distinct values, and those values.
+
+    >>> c, u = codes(np.array([3.0, 1.0, 3.0, 2.0]))
+    >>> c.tolist(), u.tolist()
+    ([2, 0, 2, 1], [1.0, 2.0, 3.0])
+    """
+    uniq, inv = np.unique(values, return_inverse=True)
+    return inv.ravel(), uniq
+
+
+def join_notes(*notes: str) -> str:
+    """Non-empty notes joined by '; ', each once, in order.
+
+    >>> join_notes("a", "", "b", "a")
+    'a; b'
+    """
+    return "; ".join(dict.fromkeys(n for n in notes if n))

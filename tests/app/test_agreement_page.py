@@ -1,0 +1,106 @@
+"""The Agreement page (AppTest) and the `evalcore agreement` CLI, on sample data, real data and an unseen file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.cli import main
+from tests.helpers import DATASETS, ROOT
+
+PAGE = str(ROOT / "pages" / "1_Agreement.py")
+
+
+def unseen_file(path: Path, *, seed: int = 7) -> Path:
+    """A multilingual file unlike the sample: its own column names, 1-3 annotators, six judges, 1-5 scale."""
+    rng = np.random.default_rng(seed)
+    langs = ["yo", "ta", "pl", "ko", "tr", "pt"]
+    judges = ["claude-3/cot", "claude-3/plain", "gpt-4o/cot", "gpt-4o/plain", "llama-3-70b", "qwen-2-72b"]
+    crits = ["fluency", "coherence", "relevance", "consistency", "helpfulness"]
+    rows = []
+    for i in range(240):
+        lang = langs[i % len(langs)]
+        q = rng.normal(3.5, 0.9)
+        for c in crits:
+            for a in range(rng.choice([1, 2, 3], p=[0.15, 0.25, 0.6])):
+                rows.append((f"doc-{i:04d}", lang, c, f"{lang}_rater{a}", int(np.clip(round(q + rng.normal(0, 0.7)), 1, 5))))
+            for j, name in enumerate(judges):
+                rows.append((f"doc-{i:04d}", lang, c, name, int(np.clip(round(q + 0.3 * j / 5 + rng.normal(0, 0.8)), 1, 5))))
+    pd.DataFrame(rows, columns=["doc", "lang", "aspect", "annotator", "rating"]).to_csv(path, index=False)
+    return path
+
+
+def _page() -> AppTest:
+    # Enter through app.py, as a user does, so that page links resolve.
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    return at.switch_page(PAGE).run()
+
+
+def test_page_without_data_says_what_to_do(ws):
+    at = _page()
+    assert not at.exception
+    assert any("Load the sample data" in i.value for i in at.info)
+
+
+def test_page_on_sample_data(ws):
+    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    home.button(key="load_sample").click().run()
+    at = _page()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="ag_by").value == ["language", "criterion"]
+    # The flagged cells are the designed ones: non-Latin and lower-resource languages.
+    (warning,) = [w.value for w in at.warning]
+    assert "Bengali" in warning and "Hindi" in warning and "English" not in warning
+    # Changing the grouping and the source recomputes without error.
+    at.selectbox(key="ag_source").set_value("(humans)").run()
+    at.selectbox(key="ag_measure_True").set_value("gwet_ac1").run()
+    assert not at.exception
+    at.multiselect(key="ag_by").set_value(["task"]).run()
+    assert not at.exception
+    at.multiselect(key="ag_by").set_value([]).run()
+    assert not at.exception
+    at.number_input(key="ag_boot").set_value(0).run()
+    assert not at.exception
+
+
+def test_unseen_multilingual_file_through_page_and_cli(ws, tmp_path, capsys):
+    path = unseen_file(tmp_path / "unseen.csv")
+    # CLI
+    assert main(["agreement", str(path), "--boot", "100", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    frame = pd.DataFrame(records)
+    assert {"language", "criterion", "judge", "measure", "estimate", "ci_low", "ci_high", "n_items"} <= set(frame.columns)
+    assert frame["judge"].dropna().nunique() == 6 and frame["language"].nunique() == 6
+    assert frame["criterion"].nunique() == 5
+    defined = frame[frame["estimate"].notna()]
+    assert len(defined) > 0.9 * len(frame)
+    assert (frame.loc[frame["estimate"].isna(), "note"].str.startswith("not defined")).all()
+    # App: upload, import with the auto-detected mapping, open the page.
+    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    home.file_uploader[0].set_value(("unseen.csv", path.read_bytes(), "text/csv")).run()
+    (pending,) = ws.list_datasets()
+    assert home.multiselect(key=f"jr_{pending.id}").value == sorted(
+        ["claude-3/cot", "claude-3/plain", "gpt-4o/cot", "gpt-4o/plain", "llama-3-70b", "qwen-2-72b"])
+    next(b for b in home.button if b.key and b.key.startswith("import_")).click().run()
+    assert not home.exception
+    at = _page()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.multiselect(key="ag_judges").value) == 6
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA page test needs it")
+def test_page_on_hanna(ws):
+    from evalcore.data.ingest import load
+
+    ing = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna")
+    ws.set_setting("current_dataset", ws.save_dataset("HANNA", {"ratings": ing.frame}))
+    at = _page()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="ag_by").value == ["criterion"]
+
+

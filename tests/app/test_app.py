@@ -1,0 +1,197 @@
+"""AppTest tests of the landing page: sample data, upload, mapping, presets, saved datasets."""
+
+from __future__ import annotations
+
+import io as _io
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.data.store import NEEDS_MAPPING, READY
+from tests.helpers import DATASETS, ROOT
+
+LONG_CSV = (b"item,annotator,criterion,score,lang\n1,ann1,LA,2,hi\n1,ann2,LA,1,hi\n1,gpt-4,LA,2,hi\n"
+            b"2,ann1,LA,2,en\n2,ann2,LA,2,en\n2,gpt-4,LA,1,en\n")
+
+
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    return at.run()
+
+
+def _import_button(at: AppTest):
+    return next(b for b in at.button if b.key and b.key.startswith("import_"))
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_landing_page_opens_empty(ws):
+    at = _app()
+    _clean(at)
+    assert at.title[0].value == "evalcore"
+    assert at.button(key="load_sample").label == "Load the sample data"
+    assert any("Load the sample data" in i.value for i in at.info)
+
+
+def test_sample_button_loads_both_tables_in_one_click(ws):
+    at = _app()
+    at.button(key="load_sample").click().run()
+    _clean(at)
+    (info,) = ws.list_datasets()
+    assert info.status == READY and set(info.tables) == {"ratings", "comparisons"}
+    assert at.header[0].value.startswith("Sample: multilingual ratings")
+    metrics = {m.label: m.value for m in at.metric[:7]}  # the ratings block comes first
+    ratings = pd.read_csv(ROOT / "sample_data" / "ratings_multilingual.csv")
+    assert at.metric[0].value == f"{len(ratings):,}"
+    assert metrics["Languages"] == str(ratings["language"].nunique())
+    # A second click reuses the stored sample instead of duplicating it.
+    at.button(key="load_sample").click().run()
+    assert len(ws.list_datasets()) == 1
+    # The sidebar names the current dataset.
+    assert at.sidebar.selectbox(key="sidebar_dataset").value == info.id
+
+
+def test_upload_map_and_import(ws):
+    at = _app()
+    at.file_uploader[0].set_value(("judgments.csv", LONG_CSV, "text/csv")).run()
+    _clean(at)
+    (pending,) = ws.list_datasets()
+    assert pending.status == NEEDS_MAPPING  # stored before mapping: a refresh loses nothing
+    assert any(s.value.startswith("Ready: 6 judgments of 2 items") for s in at.success)
+    # The mapping is shown and editable: auto-detected 'lang' -> language.
+    assert at.selectbox(key=f"map_{pending.id}_ratings_language").value == "lang"
+    assert at.selectbox(key=f"map_{pending.id}_ratings_item_id").value == "item"
+    # Which raters are judges (no rater_kind column): guessed from names, editable.
+    assert at.multiselect(key=f"jr_{pending.id}").value == ["gpt-4"]
+    at.text_input(key=f"name_{pending.id}").set_value("my audit").run()
+    _import_button(at).click().run()
+    _clean(at)
+    info = ws.info(pending.id)
+    assert info.status == READY and info.name == "my audit" and info.tables == {"ratings": 6}
+    frame = ws.load_table(pending.id, "ratings")
+    assert sorted(frame["rater_kind"]) == ["human"] * 4 + ["judge"] * 2
+    assert set(frame["language"]) == {"hi", "en"}
+    assert at.header[0].value == "my audit"
+
+
+def test_changing_the_mapping_changes_the_import(ws):
+    at = _app()
+    at.file_uploader[0].set_value(("judgments.csv", LONG_CSV, "text/csv")).run()
+    (pending,) = ws.list_datasets()
+    # Unmap the score: the page explains what is missing instead of importing.
+    at.selectbox(key=f"map_{pending.id}_ratings_score").set_value("(none)").run()
+    _clean(at)
+    assert any("required column 'score' is missing" in e.value for e in at.error)
+    assert not [b for b in at.button if b.key and b.key.startswith("import_")]
+    at.selectbox(key=f"map_{pending.id}_ratings_score").set_value("score").run()
+    # Treat gpt-4 as human too: now there is no judge, and the page says so.
+    at.multiselect(key=f"jr_{pending.id}").set_value([]).run()
+    assert any("there are no judge rows" in e.value for e in at.error)
+
+
+def test_pending_upload_survives_a_refresh(ws):
+    at = _app()
+    at.file_uploader[0].set_value(("judgments.csv", LONG_CSV, "text/csv")).run()
+    (pending,) = ws.list_datasets()
+    # A new session (browser refresh) finds the upload in the saved list and resumes mapping.
+    at2 = _app()
+    _clean(at2)
+    assert at2.selectbox(key="saved_choice").value == pending.id
+    at2.button(key="saved_map").click().run()
+    _clean(at2)
+    _import_button(at2).click().run()
+    assert ws.info(pending.id).status == READY
+
+
+def test_wide_file_is_reshaped(ws):
+    wide = b"item_id,language,human_1,human_2,gpt4_judge\nq1,de,3,4,5\nq2,de,2,,4\nq3,fr,5,5,5\n"
+    at = _app()
+    at.file_uploader[0].set_value(("wide.csv", wide, "text/csv")).run()
+    _clean(at)
+    (pending,) = ws.list_datasets()
+    assert at.radio(key=f"layout_{pending.id}").value == "wide"
+    assert at.multiselect(key=f"wh_{pending.id}").value == ["human_1", "human_2"]
+    assert at.multiselect(key=f"wj_{pending.id}").value == ["gpt4_judge"]
+    _import_button(at).click().run()
+    frame = ws.load_table(pending.id, "ratings")
+    assert len(frame) == 8  # 9 cells, one empty
+    assert frame.groupby("rater_kind").size().to_dict() == {"human": 5, "judge": 3}
+
+
+def test_excel_with_several_sheets_asks_for_one(ws):
+    buf = _io.BytesIO()
+    with pd.ExcelWriter(buf, engine="openpyxl") as xl:
+        pd.DataFrame({"notes": ["read me"]}).to_excel(xl, sheet_name="About", index=False)
+        pd.read_csv(_io.BytesIO(LONG_CSV)).to_excel(xl, sheet_name="Ratings", index=False)
+    at = _app()
+    at.file_uploader[0].set_value(("book.xlsx", buf.getvalue(), "application/vnd.ms-excel")).run()
+    _clean(at)
+    (pending,) = ws.list_datasets()
+    assert any("has 2 sheets with data (About, Ratings)" in w.value for w in at.warning)
+    at.selectbox(key=f"sheet_{pending.id}").set_value("Ratings").run()
+    _clean(at)
+    _import_button(at).click().run()
+    assert ws.info(pending.id).tables == {"ratings": 6}
+
+
+def test_bad_file_shows_one_message_and_stores_nothing(ws):
+    at = _app()
+    at.file_uploader[0].set_value(("scores.csv", b"item_id,rater,score\n", "text/csv")).run()
+    _clean(at)
+    assert [e.value for e in at.error] == [
+        "scores.csv: has a header but no data rows. Fix: add the judgments below the header row, or choose "
+        "the full export."]
+    assert ws.list_datasets() == []
+
+
+def test_rename_and_delete(ws):
+    at = _app()
+    at.button(key="load_sample").click().run()
+    (info,) = ws.list_datasets()
+    at.text_input(key=f"rename_{info.id}").set_value("Demo for the board").run()
+    at.button(key="saved_rename").click().run()
+    _clean(at)
+    assert ws.info(info.id).name == "Demo for the board"
+    # Delete needs a confirmation.
+    assert at.button(key="saved_delete").disabled
+    at.checkbox(key=f"sure_{info.id}").check().run()
+    at.button(key="saved_delete").click().run()
+    _clean(at)
+    assert ws.list_datasets() == []
+    assert any("Load the sample data" in i.value for i in at.info)
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")
+def test_llmbar_result_upload_uses_the_preset(ws):
+    path = DATASETS / "llmbar" / "Natural" / "evaluators" / "GPT-4" / "Vanilla_NoRules" / "result.json"
+    at = _app()
+    at.file_uploader[0].set_value(("result.json", path.read_bytes(), "application/json")).run()
+    _clean(at)
+    (pending,) = ws.list_datasets()
+    assert at.selectbox(key=f"preset_{pending.id}").value == "llmbar"
+    _import_button(at).click().run()
+    _clean(at)
+    frame = ws.load_table(pending.id, "comparisons")
+    assert frame["item_id"].nunique() == 100
+    judge = frame[frame["rater_kind"] == "judge"]
+    assert judge.groupby("swapped").size().to_dict() == {False: 100, True: 100}
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")
+def test_pandalm_three_files_upload_together(ws):
+    files = [(p.name, p.read_bytes(), "application/json") for p in sorted((DATASETS / "pandalm").glob("*.json"))]
+    at = _app()
+    at.file_uploader[0].set_value(files).run()
+    _clean(at)
+    (pending,) = ws.list_datasets()
+    assert at.selectbox(key=f"preset_{pending.id}").value == "pandalm"
+    _import_button(at).click().run()
+    _clean(at)
+    frame = ws.load_table(pending.id, "comparisons")
+    assert frame["item_id"].nunique() == 999
+    assert set(frame.loc[frame["rater_kind"] == "judge", "rater"]) == {"gpt-3.5-turbo", "pandalm-7b"}

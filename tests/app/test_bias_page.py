@@ -1,0 +1,38 @@
+"""The Bias page (AppTest) on the sample and on HANNA."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.helpers import DATASETS, ROOT
+
+
+def _bias_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    return at.switch_page(str(ROOT / "pages" / "2_Bias.py")).run()
+
+
+def test_bias_page_on_sample(ws):
+    AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run().button(key="load_sample").click().run()
+    at = _bias_page()
+    assert not at.exception, [e.value for e in at.exception]
+    findings = " ".join(w.value for w in at.warning)
+    assert "familiar" in findings and "anchoring" in findings and "Judge one criterion per call" in findings
+    at.multiselect(key="bi_by").set_value([]).run()
+    assert not at.exception
+    at.selectbox(key="bi_given").set_value("OCQ").run()
+    assert not at.exception
+    at.number_input(key="bi_boot").set_value(0).run()
+    assert not at.exception and any("Set resamples above 0" in s.value for s in at.success)
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA page test needs it")
+def test_bias_page_on_hanna(ws):
+    from evalcore.data.ingest import load
+
+    ing = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna")
+    ws.set_setting("current_dataset", ws.save_dataset("HANNA", {"ratings": ing.frame}))
+    at = _bias_page()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Familiarity was not run" in i.value for i in at.info)

@@ -1,0 +1,287 @@
+"""Browser smoke test: the real server in headless Chromium, like a user.
+
+Starts ``streamlit run app.py`` on a free localhost port with a fresh workspace, loads the
+sample data with one click, opens every page (the landing page and every file in
+``pages/``), and fails on any element with ``data-testid="stException"``. It also uploads a
+file through the browser, restarts the server, and checks the upload is still there.
+
+Chromium is Debian's (``/usr/bin/chromium``) driven by Playwright through
+``executable_path``: Playwright cannot download its own browser here. Screenshots go to
+``tests/_artifacts/screenshots/`` for a human to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+
+SHOTS = ROOT / "tests" / "_artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+]
+DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe:
+        return exe
+    if os.environ.get("EVALCORE_REQUIRE_BROWSER"):
+        pytest.fail("Debian's chromium is not installed; .ci/run installs it (apt-get install chromium)")
+    pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, workspace: Path, log: Path) -> None:
+        self.workspace, self.log = workspace, log
+        self.port = _free_port()
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "Server":
+        env = dict(os.environ, EVALCORE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(self.port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError("streamlit did not start; log:\n" + self.log.read_text()[-3000:])
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def _page_paths() -> list[str]:
+    """URL paths of every page: '' for app.py and one per file in pages/ (Streamlit's naming)."""
+    paths = [""]
+    for f in sorted((ROOT / "pages").glob("*.py")):
+        paths.append(re.sub(r"^[0-9]+[_ -]*", "", f.stem))
+    return paths
+
+
+def _settle(page, timeout: float = 90_000) -> None:
+    page.wait_for_selector(DONE, timeout=timeout)
+    page.wait_for_timeout(300)
+    page.wait_for_selector(DONE, timeout=timeout)
+
+
+def _exceptions(page) -> list[str]:
+    return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
+
+
+def _open_with_sample(browser, server: Server):
+    """A new tall page on the home page, with the sample data loaded by its button."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page.goto(server.url, wait_until="domcontentloaded")
+    _settle(page)
+    page.get_by_role("button", name="Load the sample data").click()
+    page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
+    _settle(page)
+    return page
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_path):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ws = tmp_path / "workspace.duckdb"
+    server = Server(ws, tmp_path / "streamlit.log").start()
+    try:
+        page = _open_with_sample(browser, server)
+        assert not _exceptions(page)
+        assert page.get_by_text("What this data unlocks").first.is_visible()
+        page.screenshot(path=str(SHOTS / "home_sample.png"), full_page=True)
+
+        for path in _page_paths():
+            page.goto(f"{server.url}/{path}", wait_until="domcontentloaded")
+            _settle(page)
+            errors = _exceptions(page)
+            page.screenshot(path=str(SHOTS / f"page_{path or 'home'}.png"), full_page=True)
+            assert not errors, f"page /{path} shows an exception: {errors}"
+            # The shared sidebar shows the current dataset on every page.
+            assert page.locator('[data-testid="stSidebar"]').get_by_text("Current dataset").is_visible()
+
+        # Upload through the browser, map, import.
+        page.goto(server.url, wait_until="domcontentloaded")
+        _settle(page)
+        page.get_by_role("tab", name=re.compile("Upload a file")).click()
+        csv = tmp_path / "my_judgments.csv"
+        csv.write_text("item,annotator,criterion,score\n1,ann1,LA,2\n1,ann2,LA,1\n1,gpt-4,LA,2\n"
+                       "2,ann1,LA,2\n2,ann2,LA,2\n2,gpt-4,LA,2\n")
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+        page.get_by_text("Map the columns of my_judgments.csv").wait_for(timeout=60_000)
+        _settle(page)
+        page.screenshot(path=str(SHOTS / "home_mapping.png"), full_page=True)
+        page.get_by_role("button", name="Import").click()
+        page.get_by_role("heading", name="my_judgments", exact=True).wait_for(timeout=60_000)
+        _settle(page)
+        assert not _exceptions(page)
+
+        # A real file: HANNA through its preset, then the Agreement page on it.
+        hanna = ROOT.parent / "shared" / "datasets" / "hanna" / "hanna_metric_scores_llm.csv"
+        if hanna.exists():
+            page.get_by_role("tab", name=re.compile("Upload a file")).click()
+            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(hanna))
+            page.get_by_text("Map the columns of hanna_metric_scores_llm.csv").wait_for(timeout=60_000)
+            _settle(page)
+            page.get_by_role("button", name="Import").click()
+            page.get_by_role("heading", name="hanna_metric_scores_llm", exact=True).wait_for(timeout=90_000)
+            _settle(page)
+            page.goto(f"{server.url}/Agreement", wait_until="domcontentloaded")
+            _settle(page, timeout=180_000)
+            assert not _exceptions(page)
+            assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
+            page.screenshot(path=str(SHOTS / "page_Agreement_hanna.png"), full_page=True)
+            page.goto(f"{server.url}/Bias", wait_until="domcontentloaded")
+            _settle(page, timeout=180_000)
+            assert not _exceptions(page)
+            assert page.get_by_text("What we found").count() == 1
+            page.screenshot(path=str(SHOTS / "page_Bias_hanna.png"), full_page=True)
+            page.goto(server.url, wait_until="domcontentloaded")
+            _settle(page)
+
+        # A bad file gets one message, not a traceback.
+        bad = tmp_path / "picture.csv"
+        bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+        page.get_by_role("tab", name=re.compile("Upload a file")).click()
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(bad))
+        page.get_by_text("looks like a PNG image").wait_for(timeout=60_000)
+        assert not _exceptions(page)
+        page.screenshot(path=str(SHOTS / "home_bad_file.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()
+
+    # Restart the server on the same workspace: both datasets are still there.
+    server = Server(ws, tmp_path / "streamlit2.log").start()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(server.url, wait_until="domcontentloaded")
+        _settle(page)
+        page.get_by_role("tab", name=re.compile("Saved datasets")).click()
+        page.screenshot(path=str(SHOTS / "home_after_restart.png"), full_page=True)
+        # The last dataset opened is still the current one, in the sidebar of a fresh session.
+        rows = "145,728 rows" if (ROOT.parent / "shared" / "datasets").exists() else "6 rows"
+        assert f"Pointwise ratings: {rows}" in page.locator('[data-testid="stSidebar"]').inner_text()
+        n_saved = 3 if (ROOT.parent / "shared" / "datasets").exists() else 2
+        assert page.get_by_text(f"Saved datasets ({n_saved})").count() == 1
+        assert not _exceptions(page)
+        page.screenshot(path=str(SHOTS / "home_after_restart.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
+    """The analyst's path through Win rates: move the slider, calibrate every pair, the error curve, PandaLM."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
+    try:
+        page = _open_with_sample(browser, server)
+        page.goto(f"{server.url}/Win_rates", wait_until="domcontentloaded")
+        _settle(page, timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
+        assert not _exceptions(page)
+        assert _metric(page, "Raw judge win rate k") == "0.769"
+        before = _metric(page, "Dawid-Skene p")
+        page.screenshot(path=str(SHOTS / "page_Win_rates_sample.png"), full_page=True)
+
+        # Move the prior-data-ratio slider with the keyboard: the estimates change, no error.
+        thumb = page.locator('[data-testid="stSlider"] input[type="range"]').first
+        thumb.focus()
+        for _ in range(6):
+            thumb.press("ArrowRight")
+        _settle(page, timeout=60_000)
+        assert thumb.input_value() == "0.6"
+        assert not _exceptions(page)
+        assert _metric(page, "Dawid-Skene p") != before
+        assert page.get_by_text("88 of 147 human labels used").count() == 1
+
+        page.get_by_role("tab", name="All pairs").click()
+        page.get_by_role("button", name="Calibrate every pair").click()
+        _settle(page, timeout=180_000)
+        assert not _exceptions(page)
+        assert page.get_by_text("Mean absolute error against the humans' p over pairs").count() == 1
+        page.screenshot(path=str(SHOTS / "page_Win_rates_all_pairs.png"), full_page=True)
+
+        page.get_by_role("tab", name="Error vs human labels").click()
+        box = page.locator('[data-testid="stNumberInput"] input').filter(visible=True).last
+        box.fill("2")
+        box.press("Enter")
+        _settle(page)
+        page.get_by_role("button", name="Compute the error curve").click()
+        _settle(page, timeout=240_000)
+        assert not _exceptions(page)
+        assert page.get_by_text("The error should fall as the ratio rises").count() == 1
+        page.screenshot(path=str(SHOTS / "page_Win_rates_error_curve.png"), full_page=True)
+
+        # PandaLM: three JSON files uploaded together, then its pairs on the page.
+        pandalm = sorted((ROOT.parent / "shared" / "datasets" / "pandalm").glob("*.json"))
+        if pandalm:
+            page.goto(server.url, wait_until="domcontentloaded")
+            _settle(page)
+            page.get_by_role("tab", name=re.compile("Upload a file")).click()
+            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pandalm])
+            page.get_by_role("button", name="Import").wait_for(timeout=60_000)
+            _settle(page)
+            page.get_by_role("button", name="Import").click()
+            page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
+            _settle(page)
+            page.goto(f"{server.url}/Win_rates", wait_until="domcontentloaded")
+            _settle(page, timeout=120_000)
+            assert not _exceptions(page)
+            assert page.get_by_text("bloom-7b").count() >= 1
+            page.screenshot(path=str(SHOTS / "page_Win_rates_pandalm.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()

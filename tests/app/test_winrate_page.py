@@ -1,0 +1,152 @@
+"""The Win rates page (AppTest) and the `evalcore winrate` CLI, on the sample, PandaLM and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.pairwise import winrate
+from tests.helpers import DATASETS, ROOT
+
+PAGE = str(ROOT / "pages" / "3_Win_rates.py")
+
+JSON_FIELDS = {"system_a", "system_b", "method", "prior", "p_mean", "p_mode", "ci_low", "ci_high", "k_observed",
+               "p_human", "n_items", "n_human_labelled", "rhat", "ess", "seconds", "judges"}
+
+pytestmark = pytest.mark.slow
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    return at.switch_page(PAGE).run()
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _load_sample() -> None:
+    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    home.button(key="load_sample").click().run()
+
+
+def test_page_without_data_says_what_to_do(ws):
+    at = _page()
+    assert not at.exception
+    assert any("Load the sample data" in i.value for i in at.info)
+
+
+def test_page_on_ratings_only_dataset_says_it_needs_comparisons(ws):
+    ratings = pd.DataFrame({"item_id": ["1", "1"], "rater": ["a", "gpt-4"], "rater_kind": ["human", "judge"],
+                            "criterion": ["c", "c"], "score": [1.0, 2.0]})
+    ws.set_setting("current_dataset", ws.save_dataset("only ratings", {"ratings": ratings}))
+    at = _page()
+    assert not at.exception
+    assert any("needs pairwise comparisons" in i.value for i in at.info)
+
+
+def test_page_on_comparisons_without_systems_names_the_fix(ws):
+    comps = pd.DataFrame({"item_id": ["1", "1", "2", "2"], "rater": ["ann", "gpt-4"] * 2,
+                          "rater_kind": ["human", "judge"] * 2, "winner": ["a", "b", "a", "a"]})
+    ws.set_setting("current_dataset", ws.save_dataset("no systems", {"comparisons": comps}))
+    at = _page()
+    assert not at.exception
+    (err,) = [e.value for e in at.error]
+    assert "'system_a'" in err and "Fix:" in err
+
+
+def test_sample_slider_moves_refit_only_what_is_not_cached(ws, monkeypatch):
+    fits = []
+    real = winrate.dawid_skene
+
+    def counting(*args, **kwargs):
+        fits.append(kwargs.get("labelled").sum() if kwargs.get("labelled") is not None else None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(winrate, "dawid_skene", counting)
+    _load_sample()
+    at = _page()
+    assert not at.exception, [e.value for e in at.exception]
+    m = _metrics(at)
+    truth = next(p for p in json.loads((ROOT / "sample_data" / "ground_truth.json").read_text())["comparisons"]["pairs"]
+                 if p["system_a"] == "cirrus-70b" and p["system_b"] == "atlas-7b")
+    assert m["Raw judge win rate k"] == "0.769"
+    assert m["Humans' win rate"] == "0.789"
+    assert abs(float(m["Dawid-Skene p (mode)"]) - truth["p"]) < 0.08
+    assert len(fits) == 1
+    at.slider(key="wr_ratio").set_value(0.6).run()
+    assert not at.exception
+    assert len(fits) == 2 and fits[-1] == 88  # 60% of the 147 human labels
+    assert _metrics(at)["Dawid-Skene p (mode)"] != m["Dawid-Skene p (mode)"]
+    at.slider(key="wr_ratio").set_value(0.3).run()  # back to a cached ratio: no refit
+    assert len(fits) == 2
+    assert _metrics(at)["Dawid-Skene p (mode)"] == m["Dawid-Skene p (mode)"]
+    # A ratio of 0 leaves BWRS without labels: it says so instead of failing.
+    at.slider(key="wr_ratio").set_value(0.0).run()
+    assert not at.exception
+    assert _metrics(at)["BWRS p"] == "n/a"
+
+
+def test_sample_prior_settings_all_pairs_and_error_curve(ws):
+    _load_sample()
+    at = _page()
+    at.radio(key="wr_prior_kind").set_value("ood").run()
+    assert not at.exception, [e.value for e in at.exception]
+    # The default out-of-distribution pair is the one with the closest raw win rate (0.769 here): atlas-7b vs
+    # ember-34b has k = 0.342, i.e. 0.658 read the other way, closer than cirrus-70b vs borealis-13b (0.647).
+    assert at.selectbox(key="wr_ood_cirrus-70b vs atlas-7b").value == "atlas-7b vs ember-34b"
+    assert any(c.value == "q0 and q1 from ember-34b vs atlas-7b" for c in at.caption)
+    at.radio(key="wr_prior_kind").set_value("none").run()
+    assert not at.exception
+    assert _metrics(at)["BWRS p"] == "n/a"
+    at.toggle(key="wr_swap").set_value(True).run()
+    assert _metrics(at)["Raw judge win rate k"] == "0.231"
+
+    at.toggle(key="wr_swap").set_value(False).run()
+    at.radio(key="wr_prior_kind").set_value("ratio").run()
+    at.session_state["wr_tab"] = "All pairs"
+    at.run()
+    assert not at.exception
+    at.button(key="wr_all_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    frame = at.dataframe[0].value
+    assert len(frame) == 12 and set(frame["method"]) == {"ds", "bwrs"}
+    assert any("Mean absolute error" in c.value for c in at.caption)
+    at.radio(key="wr_all_mode").set_value("1 vs n").run()
+    at.selectbox(key="wr_baseline").set_value("ember-34b").run()
+    at.button(key="wr_all_go").click().run()
+    frame = at.dataframe[0].value
+    assert set(frame["system_b"]) == {"ember-34b"} and len(frame) == 6  # three pairs, two methods
+
+    at.session_state["wr_tab"] = "Error vs human labels"
+    at.run()
+    at.number_input(key="wr_repeats").set_value(1).run()
+    at.button(key="wr_curve_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("error should fall" in c.value for c in at.caption)
+    at.toggle(key="wr_curve_all").set_value(True).run()
+    at.button(key="wr_curve_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("over 6 pairs" in c.value for c in at.caption)
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the PandaLM page test needs it")
+def test_page_on_pandalm(ws):
+    from evalcore.data.ingest import load
+
+    ing = load(DATASETS / "pandalm", preset="pandalm")
+    ws.set_setting("current_dataset", ws.save_dataset("PandaLM", {"comparisons": ing.frame}))
+    at = _page()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.selectbox(key="wr_pair").options) == 10
+    m = _metrics(at)
+    assert float(m["Humans' win rate"]) > 0
+    at.slider(key="wr_ratio").set_value(1.0).run()
+    m = _metrics(at)
+    # With every human label used, Dawid-Skene lands on the humans' win rate.
+    assert abs(float(m["Dawid-Skene p (mode)"]) - float(m["Humans' win rate"])) < 0.05
+
+

@@ -1,0 +1,105 @@
+"""The ``evalcore`` console script: ``validate`` summaries, JSON contract, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from evalcore.cli import main
+from tests.helpers import DATASETS, SAMPLES
+
+needs_data = pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data CLI tests need it")
+
+
+def _json(capsys, *argv: str) -> dict:
+    code = main(["validate", *argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_validate_json_has_the_documented_fields(capsys):
+    d = _json(capsys, str(SAMPLES / "ratings_multilingual.csv"))
+    raw = pd.read_csv(SAMPLES / "ratings_multilingual.csv")
+    assert d["table"] == "ratings"
+    assert d["rows"] == len(raw)
+    assert d["items"] == raw["item_id"].nunique()
+    assert d["human_raters"] == raw.loc[raw["rater_kind"] == "human", "rater"].nunique()
+    assert d["judges"] == raw.loc[raw["rater_kind"] == "judge", "rater"].nunique()
+    assert d["criteria"] == sorted(raw["criterion"].unique())
+    assert d["languages"] == sorted(raw["language"].unique())
+    assert {"agreement_humans", "agreement_judge", "familiarity", "anchoring", "self_consistency"} <= set(d["unlocks"])
+    assert "win_rate" not in d["unlocks"]
+
+
+def test_validate_comparisons_sample(capsys):
+    d = _json(capsys, str(SAMPLES / "comparisons_pairwise.csv"))
+    assert d["table"] == "comparisons"
+    assert {"position_bias", "calibraeval", "superficial", "win_rate"} <= set(d["unlocks"])
+    assert d["criteria"] == [] and d["languages"] == []
+
+
+def test_map_option_renames_columns(tmp_path, capsys):
+    f = tmp_path / "odd.csv"
+    f.write_text("qid,who,kind,verdict_score\nq1,ann,human,3\nq1,llm-x,judge,4\nq2,ann,human,2\nq2,llm-x,judge,2\n")
+    d = _json(capsys, str(f), "--map", "qid=item_id", "--map", "who=rater", "--map", "kind=rater_kind",
+              "--map", "verdict_score=score")
+    assert (d["rows"], d["items"], d["human_raters"], d["judges"]) == (4, 2, 1, 1)
+    assert d["mapping"]["verdict_score"] == "score"
+
+
+def test_wide_file_options(tmp_path, capsys):
+    f = tmp_path / "wide.csv"
+    f.write_text("item_id,crit,a1,a2,j\nq1,LA,1,2,2\nq2,LA,2,,2\n")
+    d = _json(capsys, str(f), "--wide-humans", "a1", "a2", "--wide-judges", "j", "--map", "crit=criterion")
+    assert (d["rows"], d["human_raters"], d["judges"], d["criteria"]) == (5, 2, 1, ["LA"])
+
+
+def test_human_readable_summary(capsys):
+    assert main(["validate", str(SAMPLES / "comparisons_pairwise.csv")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("comparisons table from comparisons_pairwise.csv")
+    assert "[yes] win_rate" in out and "[no ] agreement_humans" in out
+
+
+@pytest.mark.parametrize("argv, phrase", [
+    (["validate", "missing-file.csv"], "missing-file.csv: file not found"),
+    (["validate", "{f}", "--map", "score"], "--map expects SOURCE=CANONICAL"),
+    (["validate", "{f}", "--map", "scor=score"], "did you mean 'score'"),
+    (["validate", "{f}", "--table", "comparisons"], "required column 'winner' is missing"),
+])
+def test_errors_are_one_line_and_exit_1(tmp_path, capsys, argv, phrase):
+    f = tmp_path / "ok.csv"
+    f.write_text("item_id,rater,rater_kind,score\nq1,a,human,1\nq1,j,judge,2\n")
+    code = main([a.replace("{f}", str(f)) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("evalcore: error: ") and phrase in err
+    assert "Traceback" not in err
+
+
+def test_console_script_runs_as_a_process(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"%PDF-1.4 binary")
+    r = subprocess.run([sys.executable, "-m", "evalcore.cli", "validate", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "evalcore: error: bad.csv: is not a data table: it looks like a PDF document. Fix: export the data as CSV, "
+        "TSV, JSON Lines, JSON (a list of records), Parquet or Excel."]
+
+
+@needs_data
+@pytest.mark.parametrize("path, preset, table, items", [
+    ("llmbar/Natural/evaluators/GPT-4/Vanilla_NoRules/result.json", "llmbar", "comparisons", 100),
+    ("llmbar", "llmbar", "comparisons", 419),
+    ("pandalm", "pandalm", "comparisons", 999),
+    ("hanna/hanna_metric_scores_llm.csv", "hanna", "ratings", 1056),
+])
+def test_presets_are_detected_from_real_files(capsys, path, preset, table, items):
+    d = _json(capsys, str(DATASETS / path))
+    assert (d["preset"], d["table"], d["items"]) == (preset, table, items)

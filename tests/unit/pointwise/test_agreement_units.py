@@ -1,0 +1,208 @@
+"""`agreement.count_units` against a plain pandas reference, over the file layouts its fast paths depend on.
+
+On large tables count_units hashes only the rows that differ from an earlier row (a file sorted by
+item, raters in the same order in every unit) and counts in compiled passes; on small ones it
+uses numpy. These tests run both ways and check that the result does not depend on the layout:
+sorted, periodic, shuffled, several Arrow chunks, object columns, missing values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.errors import DataError
+from evalcore.pointwise import agreement as A
+
+CRITERIA = ("OCQ", "H", "LA", "TQ", "PC", "F")
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def passes(request, monkeypatch):
+    """Run every test with numba's passes (and the repeat detection) and with numpy's."""
+    monkeypatch.setattr(A, "COMPILED_FROM", 0 if request.param == "compiled" else 10**12)
+    return request.param
+
+
+def _ratings(seed: int, *, n_items: int = 300, langs=("en", "hi", "sw", None)) -> pd.DataFrame:
+    """1-3 humans and two judges per unit, three criteria, a per-item language (sometimes missing)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_items):
+        lang = langs[rng.integers(0, len(langs))]
+        task = ["qa", "summ"][i % 2]
+        for c in CRITERIA:
+            raters = [("a1", "human"), ("a2", "human"), ("a3", "human")][: rng.integers(1, 4)]
+            raters += [("gpt-4", "judge"), ("llama", "judge")]
+            for r, kind in raters:
+                if kind == "judge" and rng.random() < 0.1:
+                    continue  # a judge that skipped this unit
+                rows.append((f"it{i:04d}", c, r, kind, int(rng.choice([0, 1, 2, 5])), lang, task))
+    df = pd.DataFrame(rows, columns=["item_id", "criterion", "rater", "rater_kind", "score", "language", "task"])
+    df["language"] = df["language"].astype("str")
+    return df
+
+
+def _reference(df: pd.DataFrame) -> dict:
+    """Per (item, criterion): human counts per score value, each judge's score, language and task."""
+    out = {}
+    values = sorted(df.loc[:, "score"].unique())
+    for (item, crit), g in df.groupby(["item_id", "criterion"], sort=False):
+        h = g[g["rater_kind"] == "human"]["score"]
+        counts = tuple(int((h == v).sum()) for v in values)
+        judges = tuple(sorted((r, float(s)) for r, s in zip(g.loc[g["rater_kind"] == "judge", "rater"],
+                                                             g.loc[g["rater_kind"] == "judge", "score"])))
+        lang = g["language"].iloc[0]
+        out[(item, crit)] = (counts, judges, None if pd.isna(lang) else lang, g["task"].iloc[0])
+    return out
+
+
+def _from_units(units: A.Units, df: pd.DataFrame) -> dict:
+    items = pd.unique(df["item_id"])
+    crits = units.codes["criterion"][1]
+    segs = units.segments
+    out = {}
+    for u in range(len(units.item)):
+        judges = tuple(sorted((name, float(units.values[units.judge_codes[j, u]]))
+                              for j, name in enumerate(units.judges) if units.judge_codes[j, u] >= 0))
+        lang = segs["language"].iloc[u]
+        out[(items[units.item[u]], crits[units.codes["criterion"][0][u]])] = (
+            tuple(int(c) for c in units.counts[u]), judges, None if pd.isna(lang) else lang, segs["task"].iloc[u])
+    return out
+
+
+def _layouts(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    rng = np.random.default_rng(0)
+    half = len(df) // 2
+    chunked = pd.concat([df.iloc[:half], df.iloc[half:]], ignore_index=True)  # two Arrow chunks per column
+    return {
+        "sorted by item": df,
+        "sorted by rater": df.sort_values(["rater", "item_id"], kind="stable", ignore_index=True),
+        "shuffled": df.sample(frac=1, random_state=1, ignore_index=True),
+        "two chunks": chunked,
+        "object columns": df.astype({c: object for c in ("item_id", "criterion", "rater", "rater_kind", "language",
+                                                          "task")}),
+        "an item in two places": pd.concat([df.iloc[5:], df.iloc[:5]], ignore_index=True),
+        "float scores": df.assign(score=df["score"].astype(float)),
+        "random blocks": pd.concat([df.iloc[i:i + 97] for i in rng.permutation(np.arange(0, len(df), 97))],
+                                   ignore_index=True),
+    }
+
+
+# Which fast path each layout must take: the lag at which item_id repeats, and whether the
+# per-item language is checked by comparing neighbours (so that the equality below tests it).
+PATHS = {"sorted by item": 1, "sorted by rater": 0, "shuffled": 0, "two chunks": 1, "object columns": None,
+         "an item in two places": 1, "float scores": 1, "random blocks": 1}
+
+
+@pytest.mark.parametrize("layout", list(PATHS))
+def test_prepare_matches_pandas_groupby_in_every_layout(layout, monkeypatch, passes):
+    df = _layouts(_ratings(0))[layout]
+    if layout == "two chunks":
+        assert df["item_id"].array._pa_array.num_chunks == 2
+    lags, compared = [], []
+    best_lag, segment = A._best_lag, A._segment
+    monkeypatch.setattr(A, "_best_lag", lambda arr, **kw: lags.append(best_lag(arr, **kw)) or lags[-1])
+    monkeypatch.setattr(A, "_segment", lambda df, s, items, bits: compared.append(bits is not None)
+                        or segment(df, s, items, bits))
+    units = A.count_units(df)
+    if PATHS[layout] is None or passes == "numpy":
+        assert lags == [] and compared == [False, False]
+    else:
+        assert lags[0] == PATHS[layout]
+        assert compared == [PATHS[layout] == 1] * 2
+    assert _from_units(units, df) == _reference(df)
+    assert list(units.values) == [0.0, 1.0, 2.0, 5.0]
+    assert units.judges == ("gpt-4", "llama")
+    assert units.scale == {c: int(df.loc[(df["criterion"] == c) & (df["rater_kind"] == "human"), "score"].nunique())
+                           for c in CRITERIA}
+    # Units come in order of the items' (then the criteria's) first appearance, as before.
+    order = units.item * 10 + units.codes["criterion"][0]
+    assert np.all(np.diff(order) > 0)
+    # The segments keep the ratings' dtypes.
+    for c in ("criterion", "language", "task"):
+        assert units.segments[c].dtype == df[c].dtype
+
+
+@pytest.mark.parametrize("case", ["runs", "period 7", "shuffled", "nulls in runs", "nulls scattered", "all null",
+                                  "one value", "one row", "two rows", "three chunks", "long strings"])
+def test_codes_match_pandas_factorize(case):
+    rng = np.random.default_rng(3)
+    words = np.array([f"w{k}" for k in range(50)], dtype=object)
+    make = {
+        "runs": lambda: np.repeat(words[rng.integers(0, 50, 400)], rng.integers(1, 30, 400)),
+        "period 7": lambda: np.tile(words[:7], 3000),
+        "shuffled": lambda: words[rng.integers(0, 50, 20_000)],
+        "nulls in runs": lambda: np.repeat(np.append(words[:20], [None] * 5)[rng.integers(0, 25, 400)], 9),
+        "nulls scattered": lambda: np.where(rng.random(20_000) < 0.2, None, words[rng.integers(0, 3, 20_000)]),
+        "all null": lambda: np.array([None] * 1000, dtype=object),
+        "one value": lambda: np.array(["x"] * 5000, dtype=object),
+        "one row": lambda: np.array(["x"], dtype=object),
+        "two rows": lambda: np.array(["x", None], dtype=object),
+        "three chunks": lambda: np.tile(words[:4], 6000),
+        "long strings": lambda: np.repeat(np.array([("item-" * 9) + str(k) for k in range(300)], dtype=object), 13),
+    }
+    s = pd.Series(make[case](), dtype="str")
+    if case == "three chunks":
+        s = pd.concat([s.iloc[:7000], s.iloc[7000:15000], s.iloc[15000:]], ignore_index=True)
+        assert s.array._pa_array.num_chunks == 3
+    codes, uniques = A._codes(s)
+    want_codes, want_uniques = pd.factorize(s, use_na_sentinel=False)
+    np.testing.assert_array_equal(codes, want_codes)
+    got = A._distinct(uniques)
+    want = tuple(np.nan if pd.isna(v) else v for v in want_uniques)
+    assert len(got) == len(want) and all((pd.isna(a) and pd.isna(b)) or a == b for a, b in zip(got, want))
+
+
+@pytest.mark.parametrize("layout", ["sorted", "shuffled"])
+def test_a_segment_that_changes_within_an_item_is_refused(layout):
+    df = _ratings(1, n_items=40)
+    bad = df.copy()
+    rows = np.flatnonzero(bad["item_id"] == "it0007")
+    bad.loc[rows[-1], "language"] = "fr"  # the last rating of one item says another language
+    if layout == "shuffled":
+        bad = bad.sample(frac=1, random_state=2, ignore_index=True)
+    with pytest.raises(DataError, match=r"column 'language' has different values within one item \('it0007'\)"):
+        A.count_units(bad)
+    # A missing value within an otherwise labelled item is a difference too.
+    gap = df.copy()
+    labelled = gap.index[gap["language"].notna()]
+    item = gap.loc[labelled[0], "item_id"]
+    gap.loc[np.flatnonzero(gap["item_id"] == item)[1], "language"] = None
+    with pytest.raises(DataError, match=f"'{item}'"):
+        A.count_units(gap)
+
+
+def test_an_item_sorted_in_two_places_must_agree_with_itself():
+    df = _ratings(2, n_items=40)
+    first = df[df["item_id"] == "it0003"]
+    moved = pd.concat([df[df["item_id"] != "it0003"], first.assign(language="zz")], ignore_index=True)
+    split = pd.concat([first.iloc[:2], moved], ignore_index=True)  # it0003 starts with its own language, ends with zz
+    with pytest.raises(DataError, match="'it0003'"):
+        A.count_units(split)
+
+
+@pytest.mark.parametrize("scores, values", [
+    ([3, 1, 7, 1, 3], [1, 3, 7]),
+    ([-2, 0, 5, -2], [-2, 0, 5]),
+    ([0.5, 1.0, 0.5, 2.5], [0.5, 1.0, 2.5]),
+    ([0, 10**6, 3], [0, 3, 10**6]),
+    ([1.0, 2.0, 4.0], [1, 2, 4]),
+])
+def test_scale_maps_scores_to_sorted_categories(scores, values):
+    x, lo, table, got = A._scale(pd.Series(scores))
+    np.testing.assert_array_equal(got, np.asarray(values, dtype=float))
+    cats = table[np.asarray(x) - lo]
+    np.testing.assert_array_equal(got[cats], np.asarray(scores, dtype=float))
+
+
+def test_the_table_is_the_same_with_either_passes(monkeypatch):
+    """numba's and numpy's passes give the same table, intervals included (the resampling is seeded)."""
+    df = _ratings(5)
+    out = {}
+    for mode, threshold in (("compiled", 0), ("numpy", 10**12)):
+        monkeypatch.setattr(A, "COMPILED_FROM", threshold)
+        out[mode] = A.agreement(df, by=["language", "criterion"], n_boot=30, seed=2)
+    assert len(out["numpy"]) > 500
+    pd.testing.assert_frame_equal(out["compiled"], out["numpy"])

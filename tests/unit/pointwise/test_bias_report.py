@@ -1,0 +1,79 @@
+"""The combined bias report, its recommendations, the `evalcore bias` CLI and the Bias page."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from evalcore.errors import DataError
+from evalcore.pointwise.bias_report import (
+    NOT_AVAILABLE,
+    SECTIONS,
+    BiasReport,
+    bias_report,
+)
+from evalcore.pointwise.recommend import RULES, recommendations
+from tests.helpers import SAMPLE
+
+
+@pytest.fixture(scope="module")
+def sample_report() -> BiasReport:
+    return bias_report(pd.read_csv(SAMPLE), n_boot=300, seed=0)
+
+
+def test_every_section_runs_on_the_sample(sample_report):
+    res = sample_report.results
+    assert set(res["section"]) == set(SECTIONS)
+    assert sample_report.skipped == ()
+    assert {"section", "judge", "criterion", "measure", "estimate", "ci_low", "ci_high", "n", "flagged", "note"} \
+        <= set(res.columns)
+    # Flags only on judge rows, never a silent NaN.
+    assert not res.loc[res["judge"].isna(), "flagged"].any()
+    assert (res.loc[res["estimate"].isna(), "note"].str.len() > 0).all()
+
+
+def test_sample_findings_match_the_design(sample_report):
+    rec = sample_report.recommendations.set_index("rule")
+    # Familiarity is built into gpt-4/per-criterion, anchoring into gpt-4/single-call (sample_data/README.md).
+    assert rec.loc["familiarity", "judges"].startswith("gpt-4/per-criterion")
+    assert rec.loc["anchoring", "judges"] == "gpt-4/single-call (1)"
+    assert "top_skew" in rec.index
+    res = sample_report.results
+    tau = res[(res["measure"] == "tau_difference") & res["flagged"]]
+    assert set(tau["judge"]) == {"gpt-4/per-criterion"}
+    r = res[(res["measure"] == "r_difference")].set_index("judge")
+    assert r.loc["gpt-4/single-call", "flagged"] and not r.loc["gpt-4/per-criterion", "flagged"]
+
+
+def test_skipped_sections_are_rows_with_reasons():
+    df = pd.DataFrame({"item_id": ["a", "a", "b", "b", "a", "b"], "rater": ["h1", "h2", "h1", "h2", "J", "J"],
+                       "rater_kind": ["human"] * 4 + ["judge"] * 2, "criterion": "x", "score": [1.0, 2, 2, 2, 2, 1]})
+    rep = bias_report(df, n_boot=0)
+    skipped = dict(rep.skipped)
+    assert "familiarity" in skipped and "perplexity" in skipped["familiarity"]
+    assert "anchoring" in skipped
+    na = rep.records[rep.records["measure"] == NOT_AVAILABLE]
+    assert len(na) == len(rep.skipped) and not na["flagged"].any()
+    with pytest.raises(DataError, match="unknown bias section"):
+        bias_report(df, sections=["vibes"])
+
+
+def test_recommendations_follow_the_flags():
+    def rec(section, measure, estimate, flagged=True, judge="J"):
+        return {"section": section, "judge": judge, "criterion": "LA", "measure": measure, "estimate": estimate,
+                "ci_low": estimate - 0.1, "ci_high": estimate + 0.1, "n": 100, "flagged": flagged, "note": ""}
+    rows = pd.DataFrame([
+        rec("anchoring", "r_difference", 0.4),
+        rec("anchoring", "r_difference", 0.5, judge="K"),
+        rec("familiarity", "tau_difference", 0.2),  # positive: not familiarity bias
+        rec("score_distribution", "mean_shift", 0.3, flagged=False),  # not significant
+        rec("score_distribution", "round_excess_10", 0.2, judge=None),  # humans are the reference
+    ])
+    out = recommendations(rows)
+    assert list(out["rule"]) == ["anchoring"]
+    assert out.iloc[0]["judges"] == "J (1), K (1)"
+    assert "0.500" in out.iloc[0]["evidence"]
+    assert recommendations(rows.iloc[0:0]).empty
+    assert {r.section for r in RULES} <= set(SECTIONS)
+
+
