@@ -1,21 +1,34 @@
-"""evalcore: the landing page. Load data (sample, upload or saved), map its columns, see what it unlocks."""
+"""evalcore: the landing page. Load data (sample, upload or saved), map its columns, see what it unlocks.
+
+Each section, and the evalcore function behind it:
+
+- :func:`load_tabs`: the panels of :mod:`evalcore.ui.loading`; the sample is
+  :func:`evalcore.data.ingest.load_samples`, an upload is read by :func:`evalcore.data.io.read_table` and
+  :func:`evalcore.data.ingest.ingest_frame` (or a preset, :mod:`evalcore.data.presets`), and every dataset is
+  kept by :class:`evalcore.data.store.Workspace`.
+- :func:`current_section`: the column mapping of a pending upload, or the current dataset's summary
+  (:func:`evalcore.data.schema.summarize`) and what it unlocks (:func:`evalcore.data.schema.analyses`).
+"""
 
 import streamlit as st
 
 from evalcore import ui
 from evalcore.ui import loading
 
-ui.page("evalcore", icon=":material/balance:")
 
-st.title("evalcore")
-st.markdown(
-    "Audit an LLM judge against human annotators: **where it can be trusted** (agreement per language, "
-    "task and criterion), **how it is biased** (score skew, familiarity, anchoring, position bias), and "
-    "**what the corrected numbers are** (calibrated win rates). Every figure comes with its sample size "
-    "and an interval."
-)
+def header() -> None:
+    ui.page("evalcore", icon=":material/balance:")
+    st.title("evalcore")
+    st.markdown(
+        "Audit an LLM judge against human annotators: **where it can be trusted** (agreement per language, "
+        "task and criterion), **how it is biased** (score skew, familiarity, anchoring, position bias), and "
+        "**what the corrected numbers are** (calibrated win rates). Every figure comes with its sample size "
+        "and an interval."
+    )
 
-with ui.guard("Opening the workspace"):
+
+def load_tabs() -> None:
+    """Three ways to get data: the sample, an upload, a saved dataset."""
     n_saved = len(ui.datasets())
     tab_sample, tab_upload, tab_saved = st.tabs(
         [":material/science: Sample data", ":material/upload: Upload a file", f":material/folder: Saved datasets ({n_saved})"]
@@ -27,6 +40,9 @@ with ui.guard("Opening the workspace"):
     with tab_saved:
         loading.saved_panel()
 
+
+def current_section() -> None:
+    """The pending upload's column mapping, else the current dataset's summary, else where to start."""
     pending = loading.pending_id()
     if pending:
         st.divider()
@@ -38,3 +54,13 @@ with ui.guard("Opening the workspace"):
     else:
         st.info("Start with **Load the sample data**: one click, and every page has something to show.",
                 icon=":material/arrow_upward:")
+
+
+def main() -> None:
+    header()
+    with ui.guard("Opening the workspace"):
+        load_tabs()
+        current_section()
+
+
+main()

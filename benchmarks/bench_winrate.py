@@ -51,7 +51,8 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from evalcore.pairwise import winrate
+from evalcore.pairwise import dawid_skene as ds_module  # noqa: E402
+from evalcore.pairwise import winrate  # noqa: E402
 
 _T_IMPORT1 = time.perf_counter()
 
@@ -85,18 +86,18 @@ def simulate(*, n_items: int, n_judges: int, p: float, seed: int) -> tuple[pd.Da
 
 
 class Spy:
-    """Keeps the InferenceData of the last fit (wraps ``winrate._diagnostics``) for ArviZ's MCSE."""
+    """Keeps the InferenceData of the last fit (wraps ``dawid_skene._diagnostics``) for ArviZ's MCSE."""
 
     def __init__(self) -> None:
         self.idata = None
-        self._orig = winrate._diagnostics
+        self._orig = ds_module._diagnostics
 
     def __call__(self, idata, names):
         self.idata = idata
         return self._orig(idata, names)
 
     def install(self) -> "Spy":
-        winrate._diagnostics = self
+        ds_module._diagnostics = self
         return self
 
 
@@ -261,7 +262,7 @@ def main() -> None:
     mask = winrate.label_mask(pair, args.ratio, seed=args.seed)
     print(f"data: {args.items:,} items x {args.judges} judges + 1 human label each = {len(frame):,} rows; "
           f"p = {args.p} (realised share {info['p_share']:.3f}), seed {args.seed}; k observed {pair.k_observed:.3f}; "
-          f"{winrate._patterns(pair, None)[2].size} distinct verdict patterns", flush=True)
+          f"{ds_module._patterns(pair, None)[2].size} distinct verdict patterns", flush=True)
 
     # first fit in fresh processes (before anything heavy is imported here)
     first: dict[str, dict] = {}

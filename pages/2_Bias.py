@@ -1,21 +1,53 @@
-"""Bias: how is the judge biased, and what to do about it? (Stureborg et al. 2024; Hada et al. 2024)"""
+"""Bias: how is the judge biased, and what to do about it? (Stureborg et al. 2024; Hada et al. 2024)
+
+Each section, and the evalcore function that computes what it shows:
+
+- :func:`controls`: the breakdowns are :func:`evalcore.columns.segment_columns`, the judges
+  :func:`evalcore.report.tables.judge_names`.
+- :func:`findings_section`: :func:`evalcore.pointwise.bias_report.bias_report` (``ui.BIAS``), its
+  ``recommendations`` (:func:`evalcore.pointwise.recommend.recommendations`) and ``skipped`` sections.
+- :func:`score_distribution_tab`: :func:`evalcore.pointwise.scale.score_frequencies` (``ui.SCORE_FREQUENCIES``)
+  and the bias report's ``mean_shift`` (:func:`evalcore.pointwise.scale.scale_use`).
+- :func:`familiarity_tab`: the bias report's ``tau_difference`` (:func:`evalcore.pointwise.bias.familiarity`)
+  and :func:`evalcore.pointwise.bias.perplexity_by_score` (``ui.PERPLEXITY_BY_SCORE``).
+- :func:`anchoring_tab`: the bias report's ``r_difference`` (:func:`evalcore.pointwise.bias.anchoring`),
+  :func:`evalcore.pointwise.bias.criterion_correlations` (``ui.CRITERION_CORRELATIONS``) and
+  :func:`evalcore.pointwise.bias.conditional_distribution` (``ui.CONDITIONAL_DISTRIBUTION``).
+- :func:`self_consistency_tab`: the bias report's ``alpha_difference``
+  (:func:`evalcore.pointwise.consistency.self_consistency`).
+- :func:`numbers_tab`: every row of the bias report.
+
+The effect plots are :func:`evalcore.report.plots.effect_figure`, showing the rows that
+:func:`evalcore.report.tables.criterion_view` keeps.
+"""
+
+from typing import NamedTuple
 
 import streamlit as st
 
-from evalcore.report import plots
 from evalcore import ui
 from evalcore.columns import segment_columns
-from evalcore.pointwise.bias_report import BiasReport
+from evalcore.report import plots, tables
 
-ui.page("Bias", icon=":material/balance:")
-st.title("Bias: how is the judge biased, and what to do about it?")
-st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
-           "the humans, with 95% bootstrap intervals over items. A result is flagged when the judge's effect is "
-           "significant at the 5% level.")
 
-ratings = ui.require_table("ratings")
-with ui.guard("Running the bias diagnostics"):
-    judges_all = sorted(ratings.loc[ratings["rater_kind"] == "judge", "rater"].unique())
+class Options(NamedTuple):
+    by: list
+    judges: list
+    n_boot: int
+    seed: int
+
+
+def header() -> None:
+    ui.page("Bias", icon=":material/balance:")
+    st.title("Bias: how is the judge biased, and what to do about it?")
+    st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
+               "the humans, with 95% bootstrap intervals over items. A result is flagged when the judge's effect is "
+               "significant at the 5% level.")
+
+
+def controls(ratings) -> Options:
+    """Breakdown, judges, resamples and seed."""
+    judges_all = tables.judge_names(ratings)
     c1, c2, c3, c4 = st.columns([2, 3, 1, 1])
     segs = [c for c in segment_columns(ratings) if c != "criterion"]
     by = c1.multiselect("Break down by", segs, default=["language"] if "language" in segs else [], key="bi_by")
@@ -24,9 +56,11 @@ with ui.guard("Running the bias diagnostics"):
                             key="bi_judges", help=f"{len(judges_all)} judges in this dataset.")
     n_boot = int(c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="bi_boot"))
     seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key="bi_seed"))
-    rep = BiasReport(ui.bias_records(by=tuple(by), judges=tuple(judges), n_boot=n_boot, seed=seed))
-    res = rep.results
+    return Options(by, judges, n_boot, seed)
 
+
+def findings_section(rep, n_boot: int) -> None:
+    """What is flagged, what to do about it, and which sections the data could not support."""
     st.subheader("What we found")
     if rep.recommendations.empty:
         st.success("No bias is flagged for the selected judges." if n_boot else
@@ -37,67 +71,99 @@ with ui.guard("Running the bias diagnostics"):
     for section, reason in rep.skipped:
         st.info(f"{section.replace('_', ' ').capitalize()} was not run: {reason}.", icon=":material/info:")
 
-    crits = sorted(ratings["criterion"].astype(str).unique())
-    crit = st.selectbox("Criterion", crits, key="bi_crit",
-                        help="Shown in every tab; without a breakdown the effect plots list all criteria.")
-    # Grouped views show one criterion (rows = groups); ungrouped ones list the criteria as rows.
-    view = res[(res["criterion"].astype(str) == crit) | res["criterion"].isna()] if by else res
-    y = by[0] if by else "criterion"
-    t1, t2, t3, t4, t5 = st.tabs(["Score distribution", "Familiarity", "Anchoring", "Self-consistency", "All numbers"])
-    with t1:
-        row = by[0] if by else None
-        freq = ui.detail("score_frequencies", by=[row] if row else [], judges=judges)
-        st.plotly_chart(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
-        st.caption("Share of each score. A judge skewed toward the top of the scale has taller bars on the right "
-                   "than the humans (Hada et al. report this for GPT-4, stronger in low-resource languages).")
-        st.plotly_chart(plots.effect_figure(view, measure="mean_shift", y=y, title="Judge mean minus human mean, "
-                                            "same items"), key="bi_shift")
-        st.caption("Mean shift with its 95% interval; outlined diamonds are significant. Entropy, top-score share and "
-                   "round-number excess are in 'All numbers'.")
-    with t2:
-        if "familiarity" in dict(rep.skipped):
-            st.info("Needs a 'perplexity' column, or a 'text' column for a local proxy.", icon=":material/info:")
-        else:
-            st.plotly_chart(plots.effect_figure(view, measure="tau_difference", y=y,
-                                                title="Kendall's tau of score vs perplexity: judge minus humans"),
-                            key="bi_tau")
-            st.caption("Negative: the judge rewards low-perplexity (familiar) text more than humans do. Tau is "
-                       "computed per criterion, the difference on items both rated.")
-            pbs = ui.detail("perplexity_by_score", judges=judges, n_boot=min(n_boot, 500), seed=seed)
-            st.plotly_chart(plots.perplexity_by_score_figure(pbs, criterion=crit), key="bi_pbs")
-            st.caption("Stureborg et al.'s Fig. 2: a judge with familiarity bias gives its top scores to texts with "
-                       "clearly lower perplexity than the texts humans rate top.")
-    with t3:
-        if "anchoring" in dict(rep.skipped):
-            st.info("Needs two or more criteria scored on the same items.", icon=":material/info:")
-        else:
-            st.plotly_chart(plots.effect_figure(view, measure="r_difference", y=by[0] if by else "judge",
-                                                title="Mean correlation between criteria: judge minus humans"),
-                            key="bi_r")
-            corr_judge = st.selectbox("Judge", judges, key="bi_corr_judge") if judges else None
-            corr = ui.detail("criterion_correlations", judges=judges, n_boot=0, seed=seed)
-            st.plotly_chart(plots.correlation_heatmaps(corr, sources=["humans", *([corr_judge] if corr_judge else [])]),
-                            key="bi_corr")
-            st.caption("A judge that anchors on the first criterion it scores makes its criteria far more correlated "
-                       "than humans' (Stureborg et al.: r = 0.979 for GPT-4 against 0.315 for humans).")
-            a1, a2, a3 = st.columns(3)
-            given = a1.selectbox("Given criterion", crits, key="bi_given")
-            target = a2.selectbox("Target criterion", [c for c in crits if c != given], key="bi_target")
-            levels = sorted(ratings.loc[ratings["criterion"] == given, "score"].unique())
-            thr = a3.selectbox("Threshold (above vs at or below)", levels[:-1] or levels, key="bi_thr")
-            cond = ui.detail("conditional_distribution", given=given, target=target, threshold=float(thr),
-                             judges=judges, n_boot=0, seed=seed)
-            st.plotly_chart(plots.conditional_figure(cond), key="bi_cond")
-            st.caption(f"Stureborg et al.'s Fig. 4: the {target} scores when {given} is high vs low. If the judge's "
-                       "two bar sets differ much more than the humans', its criteria are anchored.")
-    with t4:
-        st.plotly_chart(plots.effect_figure(view, measure="alpha_difference", y=y,
-                                            title="Krippendorff's alpha across the judge's samples minus humans' "
-                                                  "inter-annotator alpha"), key="bi_alpha")
-        st.caption("Negative: the judge disagrees with itself across repeated samples more than annotators disagree "
-                   "with each other (Stureborg et al. Table 4). Judges sampled once have no value here.")
-    with t5:
-        shown = res.assign(judge=res["judge"].fillna("(humans)"))
-        st.dataframe(shown, hide_index=True, column_config={
-            c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "ci_low", "ci_high")})
-        ui.download_csv(shown, file_name="bias.csv", key="bi_dl")
+
+def score_distribution_tab(view, y: str, opts: Options, crit: str) -> None:
+    row = opts.by[0] if opts.by else None
+    freq = ui.SCORE_FREQUENCIES.result(by=[row] if row else [], judges=opts.judges)
+    st.plotly_chart(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
+    st.caption("Share of each score. A judge skewed toward the top of the scale has taller bars on the right "
+               "than the humans (Hada et al. report this for GPT-4, stronger in low-resource languages).")
+    st.plotly_chart(plots.effect_figure(view, measure="mean_shift", y=y, title="Judge mean minus human mean, "
+                                        "same items"), key="bi_shift")
+    st.caption("Mean shift with its 95% interval; outlined diamonds are significant. Entropy, top-score share and "
+               "round-number excess are in 'All numbers'.")
+
+
+def familiarity_tab(rep, view, y: str, opts: Options, crit: str) -> None:
+    if "familiarity" in dict(rep.skipped):
+        st.info("Needs a 'perplexity' column, or a 'text' column for a local proxy.", icon=":material/info:")
+        return
+    st.plotly_chart(plots.effect_figure(view, measure="tau_difference", y=y,
+                                        title="Kendall's tau of score vs perplexity: judge minus humans"),
+                    key="bi_tau")
+    st.caption("Negative: the judge rewards low-perplexity (familiar) text more than humans do. Tau is "
+               "computed per criterion, the difference on items both rated.")
+    pbs = ui.PERPLEXITY_BY_SCORE.result(judges=opts.judges, n_boot=min(opts.n_boot, 500), seed=opts.seed)
+    st.plotly_chart(plots.perplexity_by_score_figure(pbs, criterion=crit), key="bi_pbs")
+    st.caption("Stureborg et al.'s Fig. 2: a judge with familiarity bias gives its top scores to texts with "
+               "clearly lower perplexity than the texts humans rate top.")
+
+
+def anchoring_tab(ratings, rep, view, opts: Options, crits: list) -> None:
+    if "anchoring" in dict(rep.skipped):
+        st.info("Needs two or more criteria scored on the same items.", icon=":material/info:")
+        return
+    st.plotly_chart(plots.effect_figure(view, measure="r_difference", y=opts.by[0] if opts.by else "judge",
+                                        title="Mean correlation between criteria: judge minus humans"),
+                    key="bi_r")
+    judges = opts.judges
+    corr_judge = st.selectbox("Judge", judges, key="bi_corr_judge") if judges else None
+    corr = ui.CRITERION_CORRELATIONS.result(judges=judges, n_boot=0, seed=opts.seed)
+    st.plotly_chart(plots.correlation_heatmaps(corr, sources=["humans", *([corr_judge] if corr_judge else [])]),
+                    key="bi_corr")
+    st.caption("A judge that anchors on the first criterion it scores makes its criteria far more correlated "
+               "than humans' (Stureborg et al.: r = 0.979 for GPT-4 against 0.315 for humans).")
+    a1, a2, a3 = st.columns(3)
+    given = a1.selectbox("Given criterion", crits, key="bi_given")
+    target = a2.selectbox("Target criterion", [c for c in crits if c != given], key="bi_target")
+    thr = a3.selectbox("Threshold (above vs at or below)", tables.thresholds(ratings, given), key="bi_thr")
+    cond = ui.CONDITIONAL_DISTRIBUTION.result(given=given, target=target, threshold=float(thr), judges=judges,
+                                              n_boot=0, seed=opts.seed)
+    st.plotly_chart(plots.conditional_figure(cond), key="bi_cond")
+    st.caption(f"Stureborg et al.'s Fig. 4: the {target} scores when {given} is high vs low. If the judge's "
+               "two bar sets differ much more than the humans', its criteria are anchored.")
+
+
+def self_consistency_tab(view, y: str) -> None:
+    st.plotly_chart(plots.effect_figure(view, measure="alpha_difference", y=y,
+                                        title="Krippendorff's alpha across the judge's samples minus humans' "
+                                              "inter-annotator alpha"), key="bi_alpha")
+    st.caption("Negative: the judge disagrees with itself across repeated samples more than annotators disagree "
+               "with each other (Stureborg et al. Table 4). Judges sampled once have no value here.")
+
+
+def numbers_tab(results) -> None:
+    shown = tables.with_humans_named(results)
+    st.dataframe(shown, hide_index=True, column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "ci_low", "ci_high")})
+    ui.download_csv(shown, file_name="bias.csv", key="bi_dl")
+
+
+def main() -> None:
+    header()
+    ratings = ui.require_table("ratings")
+    with ui.guard("Running the bias diagnostics"):
+        opts = controls(ratings)
+        rep = ui.BIAS.result(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
+        findings_section(rep, opts.n_boot)
+        crits = tables.levels(ratings, "criterion")
+        crit = st.selectbox("Criterion", crits, key="bi_crit",
+                            help="Shown in every tab; without a breakdown the effect plots list all criteria.")
+        # Grouped views show one criterion (rows = groups); ungrouped ones list the criteria as rows.
+        view = tables.criterion_view(rep.results, crit, grouped=bool(opts.by))
+        y = opts.by[0] if opts.by else "criterion"
+        t1, t2, t3, t4, t5 = st.tabs(["Score distribution", "Familiarity", "Anchoring", "Self-consistency",
+                                      "All numbers"])
+        with t1:
+            score_distribution_tab(view, y, opts, crit)
+        with t2:
+            familiarity_tab(rep, view, y, opts, crit)
+        with t3:
+            anchoring_tab(ratings, rep, view, opts, crits)
+        with t4:
+            self_consistency_tab(view, y)
+        with t5:
+            numbers_tab(rep.results)
+
+
+main()

@@ -214,7 +214,7 @@ SAMPLE_FILES = {"ratings": "ratings_multilingual.csv", "comparisons": "compariso
 
 def sample_dir() -> Path:
     """The folder of the bundled sample data (``sample_data/`` next to the package)."""
-    return Path(__file__).resolve().parents[1] / "sample_data"
+    return Path(__file__).resolve().parents[2] / "sample_data"
 
 
 def load_samples() -> dict[str, Ingested]:

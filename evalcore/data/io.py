@@ -268,18 +268,8 @@ def _wrong_delimiter(name: str, sep: str, actual: str, header: str) -> DataError
     )
 
 
-def _read_delimited(data: bytes, name: str, fmt: str, delimiter: str | None) -> tuple[pd.DataFrame, list[str]]:
-    text = _decode(data, name)
-    notes: list[str] = []
-    if not text.strip():
-        raise DataError("is empty", file=name, fix="choose the file that holds the judgments")
-    text = text.lstrip("\ufeff")
-    delimiter = normalize_delimiter(delimiter, name=name)
-    preferred = "\t" if fmt == "tsv" else ","
-    sniffed = sniff_delimiter(text, preferred=preferred)
-    sep = delimiter or sniffed or preferred
-    if delimiter is None and sniffed and sniffed != preferred and fmt == "tsv":
-        notes.append(f"{name} is separated by {_DELIM_NAME[sniffed]}, not tabs; it was read that way.")
+def _skip_blank_head(text: str) -> tuple[str, int]:
+    """``text`` without the blank lines before the header, and how many there were."""
     # Skip blank lines before the header, as a spreadsheet would show them as empty rows.
     lead = 0
     while True:
@@ -287,11 +277,13 @@ def _read_delimited(data: bytes, name: str, fmt: str, delimiter: str | None) -> 
         if not nl or line.strip():
             break
         text, lead = rest, lead + 1
-    header = _header_fields(text, sep)
-    if delimiter is not None and len(header) <= 1 and sniffed and sniffed != sep:
-        raise _wrong_delimiter(name, sep, sniffed, header[0] if header else "")
+    return text, lead
+
+
+def _parse_delimited(text: str, name: str, sep: str, lead: int) -> pd.DataFrame:
+    """``pandas.read_csv`` of ``text`` (every cell as text), its parse errors as messages naming the row."""
     try:
-        frame = pd.read_csv(
+        return pd.read_csv(
             _io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=_NA,
             skipinitialspace=False, engine="c", skip_blank_lines=False,
         )
@@ -315,33 +307,58 @@ def _read_delimited(data: bytes, name: str, fmt: str, delimiter: str | None) -> 
             ) from None
         raise DataError(f"could not be read as a delimited text file ({msg.splitlines()[0]})",
                         file=name, fix="check the quoting and the delimiter") from None
+
+
+def _extra_fields(frame: pd.DataFrame, text: str, name: str, sep: str, header: list[str],
+                  lead: int) -> pd.DataFrame:
+    """The frame when rows have more fields than the header: re-read when only a trailing delimiter
+    is extra, a message naming the first long row otherwise."""
+    # The rows have more fields than the header: pandas would silently take the first
+    # field(s) as the index and shift every value one column to the left.
+    extra = frame.index.nlevels
+    last = frame.iloc[:, -1] if extra == 1 else None
+    if last is not None and last.isna().all():
+        # Only an empty field at the end of each row (a trailing delimiter): drop it.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            return pd.read_csv(
+                _io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=_NA,
+                skipinitialspace=False, engine="c", skip_blank_lines=False, index_col=False,
+            )
+    full = frame.iloc[:, -1].notna().to_numpy() if last is not None else np.ones(len(frame), bool)
+    pos = int(np.flatnonzero(full)[0]) if full.any() else 0
+    raise DataError(
+        f"has {len(header) + extra} fields where the header has {len(header)}",
+        file=name, row=pos + 2 + lead,
+        fix=f"put quotes around values that contain {_DELIM_NAME.get(sep, repr(sep))}, or add the "
+            "missing column names to the header",
+    )
+
+
+def _read_delimited(data: bytes, name: str, fmt: str, delimiter: str | None) -> tuple[pd.DataFrame, list[str]]:
+    text = _decode(data, name)
+    notes: list[str] = []
+    if not text.strip():
+        raise DataError("is empty", file=name, fix="choose the file that holds the judgments")
+    text = text.lstrip("\ufeff")
+    delimiter = normalize_delimiter(delimiter, name=name)
+    preferred = "\t" if fmt == "tsv" else ","
+    sniffed = sniff_delimiter(text, preferred=preferred)
+    sep = delimiter or sniffed or preferred
+    if delimiter is None and sniffed and sniffed != preferred and fmt == "tsv":
+        notes.append(f"{name} is separated by {_DELIM_NAME[sniffed]}, not tabs; it was read that way.")
+    text, lead = _skip_blank_head(text)
+    header = _header_fields(text, sep)
+    if delimiter is not None and len(header) <= 1 and sniffed and sniffed != sep:
+        raise _wrong_delimiter(name, sep, sniffed, header[0] if header else "")
+    frame = _parse_delimited(text, name, sep, lead)
     if frame.shape[1] == 1:
         head = str(frame.columns[0])
         others = [d for d in _DELIMS if d != sep and d in head]
         if others:
             raise _wrong_delimiter(name, sep, others[0], head)
     if not isinstance(frame.index, pd.RangeIndex):
-        # The rows have more fields than the header: pandas would silently take the first
-        # field(s) as the index and shift every value one column to the left.
-        extra = frame.index.nlevels
-        last = frame.iloc[:, -1] if extra == 1 else None
-        if last is not None and last.isna().all():
-            # Only an empty field at the end of each row (a trailing delimiter): drop it.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", pd.errors.ParserWarning)
-                frame = pd.read_csv(
-                    _io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=_NA,
-                    skipinitialspace=False, engine="c", skip_blank_lines=False, index_col=False,
-                )
-        else:
-            full = frame.iloc[:, -1].notna().to_numpy() if last is not None else np.ones(len(frame), bool)
-            pos = int(np.flatnonzero(full)[0]) if full.any() else 0
-            raise DataError(
-                f"has {len(header) + extra} fields where the header has {len(header)}",
-                file=name, row=pos + 2 + lead,
-                fix=f"put quotes around values that contain {_DELIM_NAME.get(sep, repr(sep))}, or add the "
-                    "missing column names to the header",
-            )
+        frame = _extra_fields(frame, text, name, sep, header, lead)
     names = [h.strip() for h in header]
     if len(names) == frame.shape[1]:
         seen: set[str] = set()

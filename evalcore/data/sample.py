@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 DEFAULT_SEED = 20240601
-DEFAULT_OUT_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+DEFAULT_OUT_DIR = Path(__file__).resolve().parents[2] / "sample_data"
 RATINGS_FILE = "ratings_multilingual.csv"
 COMPARISONS_FILE = "comparisons_pairwise.csv"
 TRUTH_FILE = "ground_truth.json"
@@ -489,47 +489,47 @@ def _discretise(latent: np.ndarray, crit_index: np.ndarray) -> np.ndarray:
     return score
 
 
-def _simulate_ratings(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _rating_items() -> dict[str, np.ndarray]:
+    """The items of the ratings sample: language and task index and id of each (no randomness)."""
     n_lang, n_task, n_per = len(LANGUAGES), len(TASKS), ITEMS_PER_LANGUAGE_TASK
-    n_crit = len(CRITERIA)
     task_names = list(TASKS)
-    n_items = n_lang * n_task * n_per
     lang_of = np.repeat(np.arange(n_lang), n_task * n_per)
     task_of = np.tile(np.repeat(np.arange(n_task), n_per), n_lang)
     k_of = np.tile(np.arange(n_per), n_lang * n_task)
     item_ids = np.array(
         [f"{LANGUAGES[li].code}-{task_names[ti]}-{k:02d}" for li, ti, k in zip(lang_of, task_of, k_of)]
     )
-    lang_quality = np.array([lang.quality_offset for lang in LANGUAGES])
-    task_quality = np.array([TASKS[t] for t in task_names])
-    leniency = np.array([lang.judge_leniency for lang in LANGUAGES])[lang_of]
-    noise_sd = np.array([lang.judge_noise_sd for lang in LANGUAGES])[lang_of]
-    sensitivity = np.array([lang.judge_sensitivity for lang in LANGUAGES])[lang_of]
+    return {"lang_of": lang_of, "task_of": task_of, "item_ids": item_ids}
 
-    # True latent quality per (item, criterion).
-    r = CRITERION_CORRELATION
-    mu = lang_quality[lang_of] + task_quality[task_of]
-    z = rng.standard_normal(n_items)
-    e = rng.standard_normal((n_items, n_crit))
-    true = mu[:, None] + math.sqrt(r) * z[:, None] + math.sqrt(1 - r) * e
 
-    log_ppl = rng.normal(LOG_PPL_MEAN, LOG_PPL_SD, n_items)
-    perplexity = np.round(np.exp(log_ppl), 2)
-
-    # Humans: three annotators per language, some items lose one or two of them.
+def _simulate_humans(rng: np.random.Generator, true: np.ndarray,
+                     lang_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three annotators per language, some items losing one or two: who is present, each annotator's
+    leniency, and their latent view of each (item, annotator, criterion)."""
+    n_items, n_crit = true.shape
     counts = np.array(list(ANNOTATOR_COUNT_PROBS))
     n_humans = rng.choice(counts, size=n_items, p=np.array(list(ANNOTATOR_COUNT_PROBS.values())))
     order = rng.permuted(np.tile(np.arange(HUMANS_PER_LANGUAGE), (n_items, 1)), axis=1)
     present = np.zeros((n_items, HUMANS_PER_LANGUAGE), dtype=bool)
     for slot in range(HUMANS_PER_LANGUAGE):
         present[np.arange(n_items), order[:, slot]] = slot < n_humans
-    human_bias = rng.normal(0.0, HUMAN_LENIENCY_SD, (n_lang, HUMANS_PER_LANGUAGE))
+    human_bias = rng.normal(0.0, HUMAN_LENIENCY_SD, (len(LANGUAGES), HUMANS_PER_LANGUAGE))
     human_latent = (
         true[:, None, :]
         + human_bias[lang_of][:, :, None]
         + rng.normal(0.0, HUMAN_NOISE_SD, (n_items, HUMANS_PER_LANGUAGE, n_crit))
     )
+    return present, human_bias, human_latent
 
+
+def _simulate_rating_judges(rng: np.random.Generator, true: np.ndarray, log_ppl: np.ndarray,
+                            lang_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two judges' latent views: the single-call judge's (anchored) with its criterion positions,
+    and the per-criterion judge's five samples (familiarity bias)."""
+    n_items, n_crit = true.shape
+    leniency = np.array([lang.judge_leniency for lang in LANGUAGES])[lang_of]
+    noise_sd = np.array([lang.judge_noise_sd for lang in LANGUAGES])[lang_of]
+    sensitivity = np.array([lang.judge_sensitivity for lang in LANGUAGES])[lang_of]
     # Judge 1: all criteria in one prompt, random order per item, anchored on the first.
     judge_view = sensitivity[:, None] * true + leniency[:, None]
     single = judge_view + noise_sd[:, None] * rng.standard_normal((n_items, n_crit))
@@ -547,8 +547,14 @@ def _simulate_ratings(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str,
         (judge_view + familiarity[:, None] + persistent)[:, None, :]
         + rng.normal(0.0, SAMPLE_NOISE_SD, (n_items, N_JUDGE_SAMPLES, n_crit))
     )
+    return single, position, per_crit
 
-    crit_names = np.array([c.name for c in CRITERIA])
+
+def _rating_blocks(present: np.ndarray, human_latent: np.ndarray, lang_of: np.ndarray, single: np.ndarray,
+                   position: np.ndarray, per_crit: np.ndarray) -> pd.DataFrame:
+    """The rows of the humans, the single-call judge and the per-criterion judge, sorted by item, rater,
+    sample and criterion (indices in ``_item``, ``_crit``, ``_sample``)."""
+    n_items, n_crit = single.shape
     blocks = []
     # Humans
     ii, hh, cc = np.nonzero(np.broadcast_to(present[:, :, None], human_latent.shape))
@@ -577,7 +583,34 @@ def _simulate_ratings(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str,
         "position": pd.array([pd.NA] * len(ii), dtype="Int64"),
     }))
     df = pd.concat(blocks, ignore_index=True)
-    df = df.sort_values(["_item", "_rater", "_sample", "_crit"], kind="mergesort").reset_index(drop=True)
+    return df.sort_values(["_item", "_rater", "_sample", "_crit"], kind="mergesort").reset_index(drop=True)
+
+
+def _simulate_ratings(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str, Any]]:
+    n_crit = len(CRITERIA)
+    task_names = list(TASKS)
+    items = _rating_items()
+    lang_of, task_of, item_ids = items["lang_of"], items["task_of"], items["item_ids"]
+    n_items = len(item_ids)
+    lang_quality = np.array([lang.quality_offset for lang in LANGUAGES])
+    task_quality = np.array([TASKS[t] for t in task_names])
+
+    # True latent quality per (item, criterion).
+    r = CRITERION_CORRELATION
+    mu = lang_quality[lang_of] + task_quality[task_of]
+    z = rng.standard_normal(n_items)
+    e = rng.standard_normal((n_items, n_crit))
+    true = mu[:, None] + math.sqrt(r) * z[:, None] + math.sqrt(1 - r) * e
+
+    log_ppl = rng.normal(LOG_PPL_MEAN, LOG_PPL_SD, n_items)
+    perplexity = np.round(np.exp(log_ppl), 2)
+
+    # The draws come in this order: truth, perplexity, humans, then judges.
+    present, human_bias, human_latent = _simulate_humans(rng, true, lang_of)
+    single, position, per_crit = _simulate_rating_judges(rng, true, log_ppl, lang_of)
+
+    crit_names = np.array([c.name for c in CRITERIA])
+    df = _rating_blocks(present, human_latent, lang_of, single, position, per_crit)
     item = df["_item"].to_numpy()
     df["item_id"] = item_ids[item]
     df["criterion"] = crit_names[df["_crit"].to_numpy()]
@@ -764,7 +797,8 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def _simulate_comparisons(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _comparison_items(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each item's pair index and id, whether system_a's output is truly better, and its subset."""
     n_pairs = len(PAIRS)
     n = n_pairs * ITEMS_PER_PAIR
     pair_of = np.repeat(np.arange(n_pairs), ITEMS_PER_PAIR)
@@ -775,8 +809,13 @@ def _simulate_comparisons(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[
         wins = np.arange(ITEMS_PER_PAIR) < round(pair.p * ITEMS_PER_PAIR)
         a_better[pair_of == k] = rng.permutation(wins)
     adversarial = rng.random(n) < ADVERSARIAL_SHARE
+    return pair_of, item_ids, a_better, adversarial
 
-    # Output qualities and superficial quality (length in tokens).
+
+def _simulate_outputs(rng: np.random.Generator, a_better: np.ndarray,
+                      adversarial: np.ndarray) -> dict[str, np.ndarray]:
+    """Output qualities and superficial quality (length in tokens, and its standardised log) of a and b."""
+    n = len(a_better)
     center = rng.normal(0.0, QUALITY_MEAN_SD, n)
     gap = QUALITY_GAP_MIN + np.abs(rng.normal(0.0, QUALITY_GAP_SD, n))
     q_better, q_worse = center + gap / 2, center - gap / 2
@@ -786,24 +825,18 @@ def _simulate_comparisons(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[
     adv_worse = LOG_LEN_MEAN + ADVERSARIAL_LONGER + rng.normal(0, ADVERSARIAL_NOISE, n)
     len_better = np.rint(np.exp(np.where(adversarial, adv_better, nat_better))).astype(np.int64)
     len_worse = np.rint(np.exp(np.where(adversarial, adv_worse, nat_worse))).astype(np.int64)
-    quality_a = np.where(a_better, q_better, q_worse)
-    quality_b = np.where(a_better, q_worse, q_better)
     len_a = np.where(a_better, len_better, len_worse)
     len_b = np.where(a_better, len_worse, len_better)
-    z_a = (np.log(len_a) - LOG_LEN_MEAN) / LOG_LEN_SD
-    z_b = (np.log(len_b) - LOG_LEN_MEAN) / LOG_LEN_SD
+    return {
+        "quality_a": np.where(a_better, q_better, q_worse), "quality_b": np.where(a_better, q_worse, q_better),
+        "len_a": len_a, "len_b": len_b,
+        "z_a": (np.log(len_a) - LOG_LEN_MEAN) / LOG_LEN_SD, "z_b": (np.log(len_b) - LOG_LEN_MEAN) / LOG_LEN_SD,
+    }
 
-    base = pd.DataFrame({
-        "_item": np.arange(n),
-        "item_id": item_ids,
-        "system_a": np.array([pair.system_a for pair in PAIRS])[pair_of],
-        "system_b": np.array([pair.system_b for pair in PAIRS])[pair_of],
-        "superficial_a": len_a,
-        "superficial_b": len_b,
-        "subset": np.where(adversarial, "Adversarial", "Natural"),
-    })
 
-    # Humans: 1-3 of a pool of annotators per item, random presentation order, no position effect.
+def _simulate_pair_humans(rng: np.random.Generator, a_better: np.ndarray) -> pd.DataFrame:
+    """Humans: 1-3 of a pool of annotators per item, random presentation order, no position effect."""
+    n = len(a_better)
     counts = np.array(list(HUMAN_COUNT_PROBS))
     n_humans = rng.choice(counts, size=n, p=np.array(list(HUMAN_COUNT_PROBS.values())))
     pool_order = rng.permuted(np.tile(np.arange(HUMAN_POOL), (n, 1)), axis=1)
@@ -815,7 +848,7 @@ def _simulate_comparisons(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[
     slots = np.arange(HUMAN_POOL)[None, :] < n_humans[:, None]
     ii, ss = np.nonzero(slots)
     hh = pool_order[ii, ss]
-    humans = pd.DataFrame({
+    return pd.DataFrame({
         "_item": ii, "_rank": 0, "_slot": hh,
         "rater": [f"annotator_{h + 1:02d}" for h in hh],
         "rater_kind": HUMAN,
@@ -823,46 +856,71 @@ def _simulate_comparisons(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[
         "swapped": human_swapped[ii, hh],
     })
 
-    # Judges: both presentation orders from one latent content preference per item.
-    judge_rows = [humans]
+
+def _simulate_pair_judge(rng: np.random.Generator, judge: PairwiseJudge, rank: int, a_better: np.ndarray,
+                         out: dict[str, np.ndarray]) -> tuple[list[pd.DataFrame], dict[str, Any]]:
+    """One judge's rows in both presentation orders from one latent content preference per item, and
+    what the ground truth records of it."""
+    n = len(a_better)
+    threshold = (CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT) if judge.calibraeval else VERDICT_THRESHOLD
+    m_a, s_a = _latent_verdict_params(judge.q0, judge.position_bias, threshold)
+    m_b, s_b = _latent_verdict_params(judge.q1, judge.position_bias, threshold)
+    eps = rng.standard_normal(n)
+    pref = np.where(a_better, m_a + s_a * eps, -m_b + s_b * eps)
+    say_a_first = pref > -threshold  # a shown first (swapped = false)
+    say_a_second = pref > threshold  # b shown first (swapped = true)
+    score_a = np.clip(np.rint(SCORE_CENTER + SCORE_QUALITY_SLOPE * out["quality_a"] + judge.superficial_beta
+                              * out["z_a"] + rng.normal(0, SCORE_NOISE_SD, n)), 1, 10)
+    score_b = np.clip(np.rint(SCORE_CENTER + SCORE_QUALITY_SLOPE * out["quality_b"] + judge.superficial_beta
+                              * out["z_b"] + rng.normal(0, SCORE_NOISE_SD, n)), 1, 10)
+    nan = np.full(n, np.nan)
+    if judge.calibraeval:
+        pa = _sigmoid(pref + CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT)
+        pa_pos = _sigmoid(pref - CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT)
+        pa_id = _sigmoid(-pref + CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT)
+        probs = [_round_prob(x) for x in (pa, pa_pos, pa_id)]
+    else:
+        probs = [nan, nan, nan]
+    rows = []
+    for swapped, says in ((False, say_a_first), (True, say_a_second)):
+        rows.append(pd.DataFrame({
+            "_item": np.arange(n), "_rank": rank, "_slot": int(swapped),
+            "rater": judge.name, "rater_kind": JUDGE,
+            "winner": np.where(says, "a", "b"),
+            "swapped": swapped,
+            "prob_a": nan if swapped else probs[0],
+            "prob_a_swap_position": nan if swapped else probs[1],
+            "prob_a_swap_id": nan if swapped else probs[2],
+            "score_a": pd.array(nan if swapped else score_a, dtype="Int64"),
+            "score_b": pd.array(nan if swapped else score_b, dtype="Int64"),
+        }))
+    truth = {
+        "latent": {"threshold_B": _r(threshold), "m_a": _r(m_a), "s_a": _r(s_a), "m_b": _r(m_b),
+                   "s_b": _r(s_b)},
+        "_a_first": say_a_first, "_a_second": say_a_second, "_scores": (score_a, score_b),
+    }
+    return rows, truth
+
+
+def _simulate_comparisons(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str, Any]]:
+    # The draws come in this order: items, outputs, humans, then each judge.
+    pair_of, item_ids, a_better, adversarial = _comparison_items(rng)
+    n = len(item_ids)
+    out = _simulate_outputs(rng, a_better, adversarial)
+    base = pd.DataFrame({
+        "_item": np.arange(n),
+        "item_id": item_ids,
+        "system_a": np.array([pair.system_a for pair in PAIRS])[pair_of],
+        "system_b": np.array([pair.system_b for pair in PAIRS])[pair_of],
+        "superficial_a": out["len_a"],
+        "superficial_b": out["len_b"],
+        "subset": np.where(adversarial, "Adversarial", "Natural"),
+    })
+    judge_rows = [_simulate_pair_humans(rng, a_better)]
     judge_truth: dict[str, Any] = {}
     for rank, judge in enumerate(PAIRWISE_JUDGES, start=1):
-        threshold = (CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT) if judge.calibraeval else VERDICT_THRESHOLD
-        m_a, s_a = _latent_verdict_params(judge.q0, judge.position_bias, threshold)
-        m_b, s_b = _latent_verdict_params(judge.q1, judge.position_bias, threshold)
-        eps = rng.standard_normal(n)
-        pref = np.where(a_better, m_a + s_a * eps, -m_b + s_b * eps)
-        say_a_first = pref > -threshold  # a shown first (swapped = false)
-        say_a_second = pref > threshold  # b shown first (swapped = true)
-        score_a = np.clip(np.rint(SCORE_CENTER + SCORE_QUALITY_SLOPE * quality_a + judge.superficial_beta * z_a
-                                  + rng.normal(0, SCORE_NOISE_SD, n)), 1, 10)
-        score_b = np.clip(np.rint(SCORE_CENTER + SCORE_QUALITY_SLOPE * quality_b + judge.superficial_beta * z_b
-                                  + rng.normal(0, SCORE_NOISE_SD, n)), 1, 10)
-        nan = np.full(n, np.nan)
-        if judge.calibraeval:
-            pa = _sigmoid(pref + CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT)
-            pa_pos = _sigmoid(pref - CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT)
-            pa_id = _sigmoid(-pref + CALIBRA_POSITION_LOGIT + CALIBRA_ID_LOGIT)
-            probs = [_round_prob(x) for x in (pa, pa_pos, pa_id)]
-        else:
-            probs = [nan, nan, nan]
-        for swapped, says in ((False, say_a_first), (True, say_a_second)):
-            judge_rows.append(pd.DataFrame({
-                "_item": np.arange(n), "_rank": rank, "_slot": int(swapped),
-                "rater": judge.name, "rater_kind": JUDGE,
-                "winner": np.where(says, "a", "b"),
-                "swapped": swapped,
-                "prob_a": nan if swapped else probs[0],
-                "prob_a_swap_position": nan if swapped else probs[1],
-                "prob_a_swap_id": nan if swapped else probs[2],
-                "score_a": pd.array(nan if swapped else score_a, dtype="Int64"),
-                "score_b": pd.array(nan if swapped else score_b, dtype="Int64"),
-            }))
-        judge_truth[judge.name] = {
-            "latent": {"threshold_B": _r(threshold), "m_a": _r(m_a), "s_a": _r(s_a), "m_b": _r(m_b),
-                       "s_b": _r(s_b)},
-            "_a_first": say_a_first, "_a_second": say_a_second, "_scores": (score_a, score_b),
-        }
+        rows, judge_truth[judge.name] = _simulate_pair_judge(rng, judge, rank, a_better, out)
+        judge_rows.extend(rows)
 
     df = pd.concat(judge_rows, ignore_index=True)
     df = df.sort_values(["_item", "_rank", "_slot"], kind="mergesort").reset_index(drop=True)
@@ -870,6 +928,104 @@ def _simulate_comparisons(rng: np.random.Generator) -> tuple[pd.DataFrame, dict[
     df = df[[c for c in column_names(COMPARISONS) if c in df.columns]]
     truth = _comparisons_truth(df, a_better, adversarial, pair_of, item_ids, judge_truth)
     return df, truth
+
+
+def _pairwise_judge_truth(judge: PairwiseJudge, jt: dict[str, Any], a_better: np.ndarray,
+                          adversarial: np.ndarray) -> dict[str, Any]:
+    """One judge's designed accuracies and what its simulated verdicts and scores realised."""
+    first, second = jt["_a_first"], jt["_a_second"]
+    score_a, score_b = jt["_scores"]
+    score_right = np.where(a_better, score_a > score_b, score_b > score_a)
+    pi = judge.position_bias
+    return {
+        "q0": judge.q0, "q1": judge.q1, "position_bias": pi,
+        "accuracy_by_order": {
+            "a_shown_first": {"q0": _r(judge.q0 + pi), "q1": _r(judge.q1 - pi)},
+            "b_shown_first": {"q0": _r(judge.q0 - pi), "q1": _r(judge.q1 + pi)},
+        },
+        "superficial_beta": judge.superficial_beta,
+        "calibraeval_probabilities": judge.calibraeval,
+        "latent": jt["latent"],
+        "realized": {
+            "a_shown_first": {"q0": _r(first[a_better].mean()), "q1": _r((~first[~a_better]).mean())},
+            "b_shown_first": {"q0": _r(second[a_better].mean()), "q1": _r((~second[~a_better]).mean())},
+            "both_orders": {
+                "q0": _r(np.concatenate([first[a_better], second[a_better]]).mean()),
+                "q1": _r(np.concatenate([~first[~a_better], ~second[~a_better]]).mean()),
+            },
+            "flip_rate": _r((first != second).mean()),
+            "score_accuracy": {  # strict: a tie in scores counts as wrong
+                "Natural": _r(score_right[~adversarial].mean()),
+                "Adversarial": _r(score_right[adversarial].mean()),
+            },
+        },
+    }
+
+
+def _pairwise_humans_truth(humans: pd.DataFrame) -> dict[str, Any]:
+    """The annotators' design and what the simulation realised."""
+    return {
+        "pool": HUMAN_POOL,
+        "rater_ids": "annotator_01 .. annotator_10",
+        "annotators_per_item_probs": {str(k): v for k, v in HUMAN_COUNT_PROBS.items()},
+        "tie_rate": HUMAN_TIE_RATE,
+        "accuracy_given_not_tie": HUMAN_ACCURACY,
+        "expected_share_a_among_non_ties": "0.95*p + 0.05*(1-p)",
+        "presentation": "each annotator sees one random order (swapped 50/50); no position effect",
+        "realized_annotators_per_item": {
+            str(k): int(v) for k, v in humans.groupby("item_id").size().value_counts().sort_index().items()
+        },
+        "realized_tie_share": _r((humans["winner"] == "tie").mean()),
+    }
+
+
+def _pairwise_judge_model() -> dict[str, Any]:
+    """How the judges' verdicts are simulated, in words."""
+    return {
+        "orders": "two rows per judge and item: swapped=false (a shown first) and swapped=true (b shown first)",
+        "latent": "l ~ N(m_a, s_a^2) if a truly better, N(-m_b, s_b^2) if b; verdict a iff l > -B "
+                  "(a shown first) or l > B (b shown first)",
+        "accuracy": "P(a|a) = q0 + pi (a first), q0 - pi (b first); P(b|b) = q1 - pi (a first), "
+                    "q1 + pi (b first); averaged over the two orders: q0, q1",
+        "flips": "a verdict changes between orders iff |l| < B, always toward the output shown first",
+        "independence": "judges err independently given the true label (the Dawid-Skene assumption); "
+                        "judge verdicts do not depend on length",
+        "ties": "judges never say tie",
+    }
+
+
+def _calibraeval_truth() -> dict[str, Any]:
+    """How the CalibraEval probabilities are simulated, in words."""
+    return {
+        "judge": next(j.name for j in PAIRWISE_JUDGES if j.calibraeval),
+        "rows": "the judge's swapped=false rows; NaN elsewhere",
+        "position_logit": CALIBRA_POSITION_LOGIT,
+        "id_logit": CALIBRA_ID_LOGIT,
+        "prompts": {
+            "prob_a": "s0: a at position 1 labelled 'A'; P('A') = sigmoid(l + pos + id)",
+            "prob_a_swap_position": "s1: a at position 2, still labelled 'A'; P('A') = sigmoid(l - pos + id)",
+            "prob_a_swap_id": "s2: 'A' labels b at position 1; P('A') = sigmoid(-l + pos + id)",
+        },
+        "consistency": "winner on the swapped=false row is 'a' iff prob_a > 0.5; on the swapped=true row "
+                       "(the s2 presentation) 'a' iff prob_a_swap_id < 0.5",
+        "unbiased_would_satisfy": "prob_a == prob_a_swap_position and prob_a + prob_a_swap_id == 1",
+    }
+
+
+def _superficial_truth(adversarial: np.ndarray) -> dict[str, Any]:
+    """How superficial quality (length) and the judges' pointwise scores are simulated."""
+    return {
+        "Q": "length of the output in tokens (superficial_a, superficial_b, on every row)",
+        "standardised": f"z = (ln Q - ln 220) / {LOG_LEN_SD}",
+        "judge_score": "score = clip(round(5.5 + 1.6*quality + beta*z + N(0, 0.7^2)), 1, 10), on the judge's "
+                       "swapped=false rows (a pointwise pass, independent of order)",
+        "quality": "mean ~ N(0, 0.6^2); gap = 0.2 + |N(0, 0.8^2)|; better = mean + gap/2",
+        "natural_length": "ln Q = ln 220 + 0.25*quality + N(0, 0.35^2)",
+        "adversarial_length": "ln Q = ln 220 + 0.45 + N(0, 0.3^2) for the worse output and "
+                              "ln 220 - 0.10 + N(0, 0.3^2) for the better one",
+        "adversarial_share": ADVERSARIAL_SHARE,
+        "realized_items": {"Natural": int((~adversarial).sum()), "Adversarial": int(adversarial.sum())},
+    }
 
 
 def _comparisons_truth(
@@ -885,36 +1041,8 @@ def _comparisons_truth(
         mask = pair_of == k
         pairs.append({"system_a": pair.system_a, "system_b": pair.system_b, "p": pair.p,
                       "n_items": int(mask.sum()), "realized_share_a_better": _r(a_better[mask].mean())})
-    judges = {}
-    for judge in PAIRWISE_JUDGES:
-        jt = judge_truth[judge.name]
-        first, second = jt["_a_first"], jt["_a_second"]
-        score_a, score_b = jt["_scores"]
-        score_right = np.where(a_better, score_a > score_b, score_b > score_a)
-        pi = judge.position_bias
-        judges[judge.name] = {
-            "q0": judge.q0, "q1": judge.q1, "position_bias": pi,
-            "accuracy_by_order": {
-                "a_shown_first": {"q0": _r(judge.q0 + pi), "q1": _r(judge.q1 - pi)},
-                "b_shown_first": {"q0": _r(judge.q0 - pi), "q1": _r(judge.q1 + pi)},
-            },
-            "superficial_beta": judge.superficial_beta,
-            "calibraeval_probabilities": judge.calibraeval,
-            "latent": jt["latent"],
-            "realized": {
-                "a_shown_first": {"q0": _r(first[a_better].mean()), "q1": _r((~first[~a_better]).mean())},
-                "b_shown_first": {"q0": _r(second[a_better].mean()), "q1": _r((~second[~a_better]).mean())},
-                "both_orders": {
-                    "q0": _r(np.concatenate([first[a_better], second[a_better]]).mean()),
-                    "q1": _r(np.concatenate([~first[~a_better], ~second[~a_better]]).mean()),
-                },
-                "flip_rate": _r((first != second).mean()),
-                "score_accuracy": {  # strict: a tie in scores counts as wrong
-                    "Natural": _r(score_right[~adversarial].mean()),
-                    "Adversarial": _r(score_right[adversarial].mean()),
-                },
-            },
-        }
+    judges = {judge.name: _pairwise_judge_truth(judge, judge_truth[judge.name], a_better, adversarial)
+              for judge in PAIRWISE_JUDGES}
     humans = df[df["rater_kind"] == HUMAN]
     return {
         "file": COMPARISONS_FILE,
@@ -924,57 +1052,11 @@ def _comparisons_truth(
         "label_convention": "winner is in terms of content: 'a' = output of system_a. Gao et al.'s label 0 "
                             "(first generator wins) is winner 'a'; p = P(a truly better).",
         "pairs": pairs,
-        "humans": {
-            "pool": HUMAN_POOL,
-            "rater_ids": "annotator_01 .. annotator_10",
-            "annotators_per_item_probs": {str(k): v for k, v in HUMAN_COUNT_PROBS.items()},
-            "tie_rate": HUMAN_TIE_RATE,
-            "accuracy_given_not_tie": HUMAN_ACCURACY,
-            "expected_share_a_among_non_ties": "0.95*p + 0.05*(1-p)",
-            "presentation": "each annotator sees one random order (swapped 50/50); no position effect",
-            "realized_annotators_per_item": {
-                str(k): int(v) for k, v in humans.groupby("item_id").size().value_counts().sort_index().items()
-            },
-            "realized_tie_share": _r((humans["winner"] == "tie").mean()),
-        },
+        "humans": _pairwise_humans_truth(humans),
         "judges": judges,
-        "judge_model": {
-            "orders": "two rows per judge and item: swapped=false (a shown first) and swapped=true (b shown first)",
-            "latent": "l ~ N(m_a, s_a^2) if a truly better, N(-m_b, s_b^2) if b; verdict a iff l > -B "
-                      "(a shown first) or l > B (b shown first)",
-            "accuracy": "P(a|a) = q0 + pi (a first), q0 - pi (b first); P(b|b) = q1 - pi (a first), "
-                        "q1 + pi (b first); averaged over the two orders: q0, q1",
-            "flips": "a verdict changes between orders iff |l| < B, always toward the output shown first",
-            "independence": "judges err independently given the true label (the Dawid-Skene assumption); "
-                            "judge verdicts do not depend on length",
-            "ties": "judges never say tie",
-        },
-        "calibraeval": {
-            "judge": next(j.name for j in PAIRWISE_JUDGES if j.calibraeval),
-            "rows": "the judge's swapped=false rows; NaN elsewhere",
-            "position_logit": CALIBRA_POSITION_LOGIT,
-            "id_logit": CALIBRA_ID_LOGIT,
-            "prompts": {
-                "prob_a": "s0: a at position 1 labelled 'A'; P('A') = sigmoid(l + pos + id)",
-                "prob_a_swap_position": "s1: a at position 2, still labelled 'A'; P('A') = sigmoid(l - pos + id)",
-                "prob_a_swap_id": "s2: 'A' labels b at position 1; P('A') = sigmoid(-l + pos + id)",
-            },
-            "consistency": "winner on the swapped=false row is 'a' iff prob_a > 0.5; on the swapped=true row "
-                           "(the s2 presentation) 'a' iff prob_a_swap_id < 0.5",
-            "unbiased_would_satisfy": "prob_a == prob_a_swap_position and prob_a + prob_a_swap_id == 1",
-        },
-        "superficial": {
-            "Q": "length of the output in tokens (superficial_a, superficial_b, on every row)",
-            "standardised": f"z = (ln Q - ln 220) / {LOG_LEN_SD}",
-            "judge_score": "score = clip(round(5.5 + 1.6*quality + beta*z + N(0, 0.7^2)), 1, 10), on the judge's "
-                           "swapped=false rows (a pointwise pass, independent of order)",
-            "quality": "mean ~ N(0, 0.6^2); gap = 0.2 + |N(0, 0.8^2)|; better = mean + gap/2",
-            "natural_length": "ln Q = ln 220 + 0.25*quality + N(0, 0.35^2)",
-            "adversarial_length": "ln Q = ln 220 + 0.45 + N(0, 0.3^2) for the worse output and "
-                                  "ln 220 - 0.10 + N(0, 0.3^2) for the better one",
-            "adversarial_share": ADVERSARIAL_SHARE,
-            "realized_items": {"Natural": int((~adversarial).sum()), "Adversarial": int(adversarial.sum())},
-        },
+        "judge_model": _pairwise_judge_model(),
+        "calibraeval": _calibraeval_truth(),
+        "superficial": _superficial_truth(adversarial),
         "true_winner": {iid: ("a" if ab else "b") for iid, ab in zip(item_ids, a_better)},
     }
 

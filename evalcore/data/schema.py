@@ -446,6 +446,213 @@ def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
     return notes
 
 
+def _check_required(df: pd.DataFrame, table: str, file: str) -> None:
+    """Every required column is present; a missing one gets a hint (a misspelling, the wide layout)."""
+    missing = [c for c in required_columns(table) if c not in df.columns]
+    if missing:
+        col = missing[0]
+        others = [c for c in df.columns if c not in column_names(table) and c != ROW]
+        hint = difflib.get_close_matches(col, others, n=1, cutoff=0.6)
+        if hint:
+            fix = (f"the column '{hint[0]}' looks like a misspelling of '{col}': rename it, "
+                   f"or map it with --map {hint[0]}={col} (CLI) or in the column mapping (app)")
+        else:
+            fix = (f"add a '{col}' column, or map one of your columns to it with --map YOURCOLUMN={col} "
+                   "(CLI) or in the column mapping (app)")
+            if col in ("rater", "score", "winner") and len(others) >= 2:
+                fix += "; if your file has one column per annotator or judge, use the wide layout"
+        raise DataError(f"required column '{col}' is missing", file=file, column=col, fix=fix)
+
+
+def _check_ids(df: pd.DataFrame, file: str) -> None:
+    """``item_id`` and ``rater`` filled on every row, as stripped text (7.0 read as a float becomes '7')."""
+    for col in ("item_id", "rater"):
+        blank = _blank(df[col])
+        if blank.any():
+            raise DataError(
+                f"{int(blank.sum())} row(s) have no {col.replace('_', ' ')}",
+                file=file, column=col, row=_row_of(df, blank),
+                fix=f"fill in '{col}' on every row, or delete rows that are not judgments",
+            )
+        if pd.api.types.is_float_dtype(df[col]) and (df[col] == df[col].round()).all():
+            df[col] = df[col].astype("int64")  # 7.0 -> "7", the id the user sees
+        df[col] = df[col].astype("string").str.strip()
+
+
+def _check_rater_kind(df: pd.DataFrame, file: str) -> None:
+    """``rater_kind`` is human or judge (in any of their spellings), and one kind per rater."""
+    kind_raw = df["rater_kind"]
+    if pd.api.types.is_bool_dtype(kind_raw):
+        kind = kind_raw.map({True: HUMAN, False: JUDGE})
+    else:
+        kind = _norm_words(kind_raw, _KIND_WORDS)
+    bad = kind.isna()
+    if bad.any():
+        value = kind_raw[bad].iloc[0]
+        raise DataError(
+            f"rater_kind must be 'human' or 'judge' but is '{'' if pd.isna(value) else value}'"
+            + (f" ({int(bad.sum())} such rows)" if bad.sum() > 1 else ""),
+            file=file, column="rater_kind", row=_row_of(df, bad),
+            fix="write 'human' for annotators and 'judge' for LLM evaluators",
+        )
+    df["rater_kind"] = kind.astype("string")
+    mixed = df.groupby("rater", sort=False)["rater_kind"].nunique()
+    if (mixed > 1).any():
+        r = mixed[mixed > 1].index[0]
+        raise DataError(
+            f"rater '{r}' is marked both human and judge",
+            file=file, column="rater_kind", row=_row_of(df, df["rater"] == r),
+            fix="give each rater a single kind, or use different rater names",
+        )
+
+
+def _check_scores(df: pd.DataFrame, file: str, notes: list[str]) -> pd.DataFrame:
+    """Ratings: the criterion (default 'overall') and numeric scores; rows without a score are left out."""
+    df["criterion"] = df["criterion"].astype("string").str.strip().fillna("overall")
+    df.loc[df["criterion"] == "", "criterion"] = "overall"
+    sc = df["score"]
+    if not pd.api.types.is_numeric_dtype(sc):
+        txt = sc.dropna().astype("string").str.strip()
+        if len(txt) and pd.to_numeric(txt, errors="coerce").isna().all():
+            levels = ", ".join(f"'{v}'" for v in pd.unique(txt)[:5])
+            raise DataError(
+                f"score holds text labels ({levels}), not numbers",
+                file=file, column="score", row=_row_of(df, sc.notna()),
+                fix="recode the labels as ordered numbers (e.g. bad=0, ok=1, good=2) before importing",
+            )
+    df["score"] = _numeric(
+        df, "score", file=file, what="score",
+        fix="use numbers for scores (e.g. 1-5), or leave the cell empty if there is no judgment",
+    )
+    empty = df["score"].isna()
+    if empty.all():
+        raise DataError("every score is empty", file=file, column="score",
+                        fix="check that the score column holds the ratings")
+    if empty.any():
+        notes.append(f"{file}: {int(empty.sum())} row(s) with an empty score were left out.")
+        df = df.loc[~empty].reset_index(drop=True)
+    return df
+
+
+def _check_ratings(df: pd.DataFrame, file: str, notes: list[str]) -> tuple[pd.DataFrame, list[str], str]:
+    """Ratings' columns with canonical types; the key of one judgment and the fix for a duplicate."""
+    df = _check_scores(df, file, notes)
+    for col, what in (("sample", "sample"), ("position", "position"), ("perplexity", "perplexity")):
+        if col in df.columns:
+            df[col] = _numeric(df, col, file=file, what=what,
+                               fix=f"use numbers in '{col}', or leave the cell empty")
+    if "sample" in df.columns:
+        df["sample"] = df["sample"].fillna(0).astype("int64")
+    if "perplexity" in df.columns and (df["perplexity"] <= 0).any():
+        bad = df["perplexity"] <= 0
+        raise DataError("perplexity must be positive", file=file, column="perplexity",
+                        row=_row_of(df, bad), fix="perplexity is exp(mean negative log-likelihood) >= 1")
+    key = ["item_id", "rater", "criterion"] + (["sample"] if "sample" in df.columns else [])
+    fix_dup = ("if a rater judged an item several times, number the repeats in a 'sample' column; "
+               "otherwise delete the duplicate row")
+    return df, key, fix_dup
+
+
+def _check_winner(df: pd.DataFrame, file: str) -> None:
+    """Comparisons: ``winner`` is a, b or tie (in any of their spellings); ``swapped`` is true or false."""
+    w = df["winner"]
+    win = _norm_words(w, _WINNER_WORDS)
+    bad = win.isna()
+    if bad.any():
+        value = w[bad].iloc[0]
+        raise DataError(
+            f"winner must be 'a', 'b' or 'tie' but is '{'' if pd.isna(value) else value}'"
+            + (f" ({int(bad.sum())} such rows)" if bad.sum() > 1 else ""),
+            file=file, column="winner", row=_row_of(df, bad),
+            fix="write a, b or tie (in terms of content, not position); for PandaLM's 0/1/2 or Gao et "
+                "al.'s 0/1 labels use --preset pandalm or --preset bayescal",
+        )
+    df["winner"] = win.astype("string")
+    if "swapped" in df.columns:
+        sw = df["swapped"]
+        if not pd.api.types.is_bool_dtype(sw):
+            t = sw.astype("string").str.strip().str.lower().fillna("")
+            known = t.isin(_TRUE) | t.isin(_FALSE)
+            if (~known).any():
+                raise DataError(
+                    f"swapped must be true or false but is '{sw[~known].iloc[0]}'",
+                    file=file, column="swapped", row=_row_of(df, ~known),
+                    fix="write true for rows shown in swapped order and false otherwise",
+                )
+            df["swapped"] = t.isin(_TRUE)
+        df["swapped"] = df["swapped"].astype(bool)
+    else:
+        df["swapped"] = False
+
+
+def _check_comparisons(df: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[str], str]:
+    """Comparisons' columns with canonical types; the key of one verdict and the fix for a duplicate."""
+    _check_winner(df, file)
+    for col in ("prob_a", "prob_a_swap_position", "prob_a_swap_id"):
+        if col in df.columns:
+            df[col] = _numeric(df, col, file=file, what=col, fix=f"'{col}' holds probabilities in [0, 1]")
+            out = (df[col] < 0) | (df[col] > 1)
+            if out.any():
+                raise DataError(f"{col} must be a probability between 0 and 1", file=file,
+                                column=col, row=_row_of(df, out),
+                                fix="use the normalised probability of 'A', not a logit or a percentage")
+    for col in ("score_a", "score_b", "superficial_a", "superficial_b"):
+        if col in df.columns:
+            df[col] = _numeric(df, col, file=file, what=col, fix=f"use numbers in '{col}'")
+    for col in ("system_a", "system_b"):
+        if col in df.columns:
+            df[col] = df[col].astype("string").str.strip()
+    key = ["item_id", "rater", "swapped"] + [c for c in ("system_a", "system_b") if c in df.columns]
+    fix_dup = "each rater gives one verdict per item and order; delete the duplicate row"
+    return df, key, fix_dup
+
+
+def _check_duplicates(df: pd.DataFrame, key: list[str], file: str, fix_dup: str) -> None:
+    """No two rows are the same judgment (same ``key``); the message names both rows."""
+    dup = df.duplicated(subset=key, keep=False)
+    if dup.any():
+        # The first duplicated row and the first other row with the same key (not just the
+        # next duplicated row, which may belong to another judgment).
+        first = df.loc[dup].iloc[0]
+        same = dup.copy()
+        for k in key:
+            same &= (df[k] == first[k]).fillna(False) if pd.notna(first[k]) else df[k].isna()
+        rows = df.loc[same, ROW].head(2).tolist()
+        what = ", ".join(f"{k}={first[k]}" for k in key if k in ("item_id", "rater", "criterion", "sample", "swapped"))
+        raise DataError(
+            f"rows {rows[0]} and {rows[1]} are the same judgment ({what})"
+            + (f"; {int(dup.sum())} rows are duplicates" if dup.sum() > 2 else ""),
+            file=file, fix=fix_dup,
+        )
+
+
+def _check_both_kinds(df: pd.DataFrame, file: str) -> None:
+    """At least one human row and one judge row."""
+    kinds = set(df["rater_kind"].unique())
+    if HUMAN not in kinds or JUDGE not in kinds:
+        lacking = HUMAN if HUMAN not in kinds else JUDGE
+        raise DataError(
+            f"there are no {lacking} rows: evalcore audits judges against humans and needs both",
+            file=file, column="rater_kind",
+            fix=("add the human annotations (rater_kind=human)" if lacking == HUMAN else
+                 "add the judge's ratings (rater_kind=judge)")
+            + ", or check that rater_kind is mapped to the right column",
+        )
+
+
+def _canonical_layout(df: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Ratings grouped by item; the row numbers dropped; canonical columns first, in their order."""
+    if table == RATINGS:
+        # Each item's judgments together, items in order of first appearance (a stable sort keeps each
+        # item's rows in file order): how a long table reads, and what agreement.count_units counts fastest.
+        codes = pd.factorize(df["item_id"])[0]
+        if len(codes) > 1 and (np.diff(codes) < 0).any():
+            df = df.iloc[np.argsort(codes, kind="stable")]
+    df = df.drop(columns=[ROW]).reset_index(drop=True)
+    order = [c for c in column_names(table) if c in df.columns]
+    return df[order + [c for c in df.columns if c not in order]]
+
+
 def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the file") -> Validated:
     """Check a frame with canonical column names and return it with canonical types.
 
@@ -478,181 +685,19 @@ def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the 
     df.columns = [str(c) for c in df.columns]
     if ROW not in df.columns:
         df[ROW] = np.arange(len(df)) + 2
-
     if "criterion" not in df.columns and table == RATINGS:
         df["criterion"] = "overall"
-    missing = [c for c in required_columns(table) if c not in df.columns]
-    if missing:
-        col = missing[0]
-        others = [c for c in df.columns if c not in column_names(table) and c != ROW]
-        hint = difflib.get_close_matches(col, others, n=1, cutoff=0.6)
-        if hint:
-            fix = (f"the column '{hint[0]}' looks like a misspelling of '{col}': rename it, "
-                   f"or map it with --map {hint[0]}={col} (CLI) or in the column mapping (app)")
-        else:
-            fix = (f"add a '{col}' column, or map one of your columns to it with --map YOURCOLUMN={col} "
-                   "(CLI) or in the column mapping (app)")
-            if col in ("rater", "score", "winner") and len(others) >= 2:
-                fix += "; if your file has one column per annotator or judge, use the wide layout"
-        raise DataError(f"required column '{col}' is missing", file=file, column=col, fix=fix)
-
-    for col in ("item_id", "rater"):
-        blank = _blank(df[col])
-        if blank.any():
-            raise DataError(
-                f"{int(blank.sum())} row(s) have no {col.replace('_', ' ')}",
-                file=file, column=col, row=_row_of(df, blank),
-                fix=f"fill in '{col}' on every row, or delete rows that are not judgments",
-            )
-        if pd.api.types.is_float_dtype(df[col]) and (df[col] == df[col].round()).all():
-            df[col] = df[col].astype("int64")  # 7.0 -> "7", the id the user sees
-        df[col] = df[col].astype("string").str.strip()
-
-    kind_raw = df["rater_kind"]
-    if pd.api.types.is_bool_dtype(kind_raw):
-        kind = kind_raw.map({True: HUMAN, False: JUDGE})
-    else:
-        kind = _norm_words(kind_raw, _KIND_WORDS)
-    bad = kind.isna()
-    if bad.any():
-        value = kind_raw[bad].iloc[0]
-        raise DataError(
-            f"rater_kind must be 'human' or 'judge' but is '{'' if pd.isna(value) else value}'"
-            + (f" ({int(bad.sum())} such rows)" if bad.sum() > 1 else ""),
-            file=file, column="rater_kind", row=_row_of(df, bad),
-            fix="write 'human' for annotators and 'judge' for LLM evaluators",
-        )
-    df["rater_kind"] = kind.astype("string")
-    mixed = df.groupby("rater", sort=False)["rater_kind"].nunique()
-    if (mixed > 1).any():
-        r = mixed[mixed > 1].index[0]
-        raise DataError(
-            f"rater '{r}' is marked both human and judge",
-            file=file, column="rater_kind", row=_row_of(df, df["rater"] == r),
-            fix="give each rater a single kind, or use different rater names",
-        )
-
+    _check_required(df, table, file)
+    _check_ids(df, file)
+    _check_rater_kind(df, file)
     if table == RATINGS:
-        df["criterion"] = df["criterion"].astype("string").str.strip().fillna("overall")
-        df.loc[df["criterion"] == "", "criterion"] = "overall"
-        sc = df["score"]
-        if not pd.api.types.is_numeric_dtype(sc):
-            txt = sc.dropna().astype("string").str.strip()
-            if len(txt) and pd.to_numeric(txt, errors="coerce").isna().all():
-                levels = ", ".join(f"'{v}'" for v in pd.unique(txt)[:5])
-                raise DataError(
-                    f"score holds text labels ({levels}), not numbers",
-                    file=file, column="score", row=_row_of(df, sc.notna()),
-                    fix="recode the labels as ordered numbers (e.g. bad=0, ok=1, good=2) before importing",
-                )
-        df["score"] = _numeric(
-            df, "score", file=file, what="score",
-            fix="use numbers for scores (e.g. 1-5), or leave the cell empty if there is no judgment",
-        )
-        empty = df["score"].isna()
-        if empty.all():
-            raise DataError("every score is empty", file=file, column="score",
-                            fix="check that the score column holds the ratings")
-        if empty.any():
-            notes.append(f"{file}: {int(empty.sum())} row(s) with an empty score were left out.")
-            df = df.loc[~empty].reset_index(drop=True)
-        for col, what in (("sample", "sample"), ("position", "position"), ("perplexity", "perplexity")):
-            if col in df.columns:
-                df[col] = _numeric(df, col, file=file, what=what,
-                                   fix=f"use numbers in '{col}', or leave the cell empty")
-        if "sample" in df.columns:
-            df["sample"] = df["sample"].fillna(0).astype("int64")
-        if "perplexity" in df.columns and (df["perplexity"] <= 0).any():
-            bad = df["perplexity"] <= 0
-            raise DataError("perplexity must be positive", file=file, column="perplexity",
-                            row=_row_of(df, bad), fix="perplexity is exp(mean negative log-likelihood) >= 1")
-        key = ["item_id", "rater", "criterion"] + (["sample"] if "sample" in df.columns else [])
-        fix_dup = ("if a rater judged an item several times, number the repeats in a 'sample' column; "
-                   "otherwise delete the duplicate row")
+        df, key, fix_dup = _check_ratings(df, file, notes)
     else:
-        w = df["winner"]
-        win = _norm_words(w, _WINNER_WORDS)
-        bad = win.isna()
-        if bad.any():
-            value = w[bad].iloc[0]
-            raise DataError(
-                f"winner must be 'a', 'b' or 'tie' but is '{'' if pd.isna(value) else value}'"
-                + (f" ({int(bad.sum())} such rows)" if bad.sum() > 1 else ""),
-                file=file, column="winner", row=_row_of(df, bad),
-                fix="write a, b or tie (in terms of content, not position); for PandaLM's 0/1/2 or Gao et "
-                    "al.'s 0/1 labels use --preset pandalm or --preset bayescal",
-            )
-        df["winner"] = win.astype("string")
-        if "swapped" in df.columns:
-            sw = df["swapped"]
-            if not pd.api.types.is_bool_dtype(sw):
-                t = sw.astype("string").str.strip().str.lower().fillna("")
-                known = t.isin(_TRUE) | t.isin(_FALSE)
-                if (~known).any():
-                    raise DataError(
-                        f"swapped must be true or false but is '{sw[~known].iloc[0]}'",
-                        file=file, column="swapped", row=_row_of(df, ~known),
-                        fix="write true for rows shown in swapped order and false otherwise",
-                    )
-                df["swapped"] = t.isin(_TRUE)
-            df["swapped"] = df["swapped"].astype(bool)
-        else:
-            df["swapped"] = False
-        for col in ("prob_a", "prob_a_swap_position", "prob_a_swap_id"):
-            if col in df.columns:
-                df[col] = _numeric(df, col, file=file, what=col, fix=f"'{col}' holds probabilities in [0, 1]")
-                out = (df[col] < 0) | (df[col] > 1)
-                if out.any():
-                    raise DataError(f"{col} must be a probability between 0 and 1", file=file,
-                                    column=col, row=_row_of(df, out),
-                                    fix="use the normalised probability of 'A', not a logit or a percentage")
-        for col in ("score_a", "score_b", "superficial_a", "superficial_b"):
-            if col in df.columns:
-                df[col] = _numeric(df, col, file=file, what=col, fix=f"use numbers in '{col}'")
-        for col in ("system_a", "system_b"):
-            if col in df.columns:
-                df[col] = df[col].astype("string").str.strip()
-        key = ["item_id", "rater", "swapped"] + [c for c in ("system_a", "system_b") if c in df.columns]
-        fix_dup = "each rater gives one verdict per item and order; delete the duplicate row"
-
-    dup = df.duplicated(subset=key, keep=False)
-    if dup.any():
-        # The first duplicated row and the first other row with the same key (not just the
-        # next duplicated row, which may belong to another judgment).
-        first = df.loc[dup].iloc[0]
-        same = dup.copy()
-        for k in key:
-            same &= (df[k] == first[k]).fillna(False) if pd.notna(first[k]) else df[k].isna()
-        rows = df.loc[same, ROW].head(2).tolist()
-        what = ", ".join(f"{k}={first[k]}" for k in key if k in ("item_id", "rater", "criterion", "sample", "swapped"))
-        raise DataError(
-            f"rows {rows[0]} and {rows[1]} are the same judgment ({what})"
-            + (f"; {int(dup.sum())} rows are duplicates" if dup.sum() > 2 else ""),
-            file=file, fix=fix_dup,
-        )
-
-    kinds = set(df["rater_kind"].unique())
-    if HUMAN not in kinds or JUDGE not in kinds:
-        lacking = HUMAN if HUMAN not in kinds else JUDGE
-        raise DataError(
-            f"there are no {lacking} rows: evalcore audits judges against humans and needs both",
-            file=file, column="rater_kind",
-            fix=("add the human annotations (rater_kind=human)" if lacking == HUMAN else
-                 "add the judge's ratings (rater_kind=judge)")
-            + ", or check that rater_kind is mapped to the right column",
-        )
-
+        df, key, fix_dup = _check_comparisons(df, file)
+    _check_duplicates(df, key, file, fix_dup)
+    _check_both_kinds(df, file)
     notes.extend(_text_warnings(df, file=file))
-    if table == RATINGS:
-        # Each item's judgments together, items in order of first appearance (a stable sort keeps each
-        # item's rows in file order): how a long table reads, and what agreement.count_units counts fastest.
-        codes = pd.factorize(df["item_id"])[0]
-        if len(codes) > 1 and (np.diff(codes) < 0).any():
-            df = df.iloc[np.argsort(codes, kind="stable")]
-    df = df.drop(columns=[ROW]).reset_index(drop=True)
-    order = [c for c in column_names(table) if c in df.columns]
-    df = df[order + [c for c in df.columns if c not in order]]
-    return Validated(table=table, frame=df, notes=tuple(notes))
+    return Validated(table=table, frame=_canonical_layout(df, table), notes=tuple(notes))
 
 
 def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """The log density of the marginalised Dawid-Skene model and its gradient, compiled by numba.
 
-:func:`evalcore.pairwise.winrate.dawid_skene` samples this with nutpie. It is the same density as the
-PyMC model ``winrate._ds_model`` (Gao et al. 2024, Model 1 with the labels summed out), in the
+:func:`evalcore.pairwise.dawid_skene.dawid_skene` samples this with nutpie. It is the same density as
+the PyMC model ``dawid_skene._ds_model`` (Gao et al. 2024, Model 1 with the labels summed out), in the
 same unconstrained coordinates (log-odds of p, q0 and q1, Jacobian included); the tests check
 value and gradient against PyMC's compiled ``logp``/``dlogp`` to 1e-9.
 

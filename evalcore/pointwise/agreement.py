@@ -57,13 +57,15 @@ Judge against humans (``judge`` names the judge), over units with the judge and 
   A gap whose interval lies below 0 means the judge agrees with humans significantly less
   than humans agree with each other (``flagged``).
 
-Every row carries ``n_items`` (units used), ``n_ratings``, a percentile bootstrap interval
-(``ci_low``, ``ci_high``) and a ``note`` saying why an estimate is "not defined" when it is.
+Every row carries ``n``, the number of distinct items behind the estimate (what the bootstrap
+resamples: for the humans, the items with a unit of two or more human ratings in the group; for a
+judge, the items with a unit the judge and a human rated), ``n_units`` (the units the measure
+uses), ``n_ratings``, a percentile bootstrap interval (``ci_low``, ``ci_high``) and a ``note``
+saying why an estimate is "not defined" when it is.
 """
 
 from __future__ import annotations
 
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -75,6 +77,10 @@ from scipy import sparse
 
 from ..columns import HUMAN, JUDGE, segment_columns
 from ..errors import DataError
+from ..stats import (
+    SPARSE_NOTE, cell_rng, check_level, check_resamples, flag, percentile_interval, resample_counts, root_seed,
+    safe_div,
+)
 
 HUMAN_MEASURES = (
     "percent_agreement", "full_agreement", "fleiss_kappa", "gwet_ac1", "pabak",
@@ -87,7 +93,10 @@ JUDGE_MEASURES = (
     "krippendorff_alpha_interval", "krippendorff_alpha_interval_change", "pairwise_agreement",
     "pairwise_agreement_gap",
 )
-RESULT_COLUMNS = ("judge", "measure", "estimate", "ci_low", "ci_high", "n_items", "n_ratings", "flagged", "note")
+#: The columns after the ``by`` columns. ``n`` counts the items behind an estimate (what the bootstrap
+#: resamples), ``n_units`` the units (an item on one criterion) its measure averages over, ``n_ratings`` the ratings.
+RESULT_COLUMNS = ("judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_units", "n_ratings", "flagged",
+                  "note")
 _METRICS = ("nominal", "ordinal", "interval")
 
 
@@ -143,6 +152,11 @@ class Units:
     def has_human(self) -> np.ndarray:
         """Units with at least one human rating."""
         return self.counts @ np.ones(self.counts.shape[1], dtype=np.int64) >= 1  # faster than sum(axis=1)
+
+    @cached_property
+    def human_ratings(self) -> np.ndarray:
+        """Human ratings per unit."""
+        return self.counts @ np.ones(self.counts.shape[1], dtype=np.int64)
 
     @cached_property
     def segments(self) -> pd.DataFrame:
@@ -679,7 +693,8 @@ def _draw_items(rng: np.random.Generator, item_type: np.ndarray, types, n_boot: 
     """Pattern weights of ``n_boot`` item resamples, drawing item indices with replacement.
 
     The same distribution as a multinomial over item types (each resample is ``n`` items drawn
-    uniformly), in blocks of resamples so that memory stays near 32 MB.
+    uniformly): :func:`evalcore.stats.resample_counts` counts the types drawn, in blocks of
+    resamples so that memory stays near 32 MB (its numbers do not depend on the block size).
     """
     n = len(item_type)
     n_types = types.shape[0]
@@ -687,9 +702,7 @@ def _draw_items(rng: np.random.Generator, item_type: np.ndarray, types, n_boot: 
     block = max(1, min(n_boot, 4_000_000 // max(n, 1)))
     for start in range(0, n_boot, block):
         b = min(block, n_boot - start)
-        picked = item_type[rng.integers(0, n, size=(b, n))]
-        picked += (np.arange(b) * n_types)[:, None]
-        counts = np.bincount(picked.ravel(), minlength=b * n_types).reshape(b, n_types).astype(float)
+        counts = resample_counts(rng, n, b, classes=item_type, n_classes=n_types)
         out[start:start + b] = np.asarray(types.T.dot(counts.T).T)
     return out
 
@@ -700,12 +713,6 @@ def _mm(W: np.ndarray, X: np.ndarray) -> np.ndarray:
         return np.matmul(W, X[:, :, None])[..., 0]
     return np.matmul(W, X)
 
-
-def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.asarray(a / b, dtype=float)
-    out[~np.isfinite(out)] = np.nan
-    return out
 
 
 # --------------------------------------------------------------------------- statistics
@@ -725,7 +732,7 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     """
     n = C.sum(axis=-1)
     pair = (n >= 2)
-    inv = np.where(pair, _safe_div(np.ones_like(n), n - 1), 0.0)
+    inv = np.where(pair, safe_div(np.ones_like(n), n - 1), 0.0)
     inv = np.nan_to_num(inv)
     Cp = C * pair[..., None]
     marg = _mm(W, Cp)  # (G, R, q) pairable value frequencies
@@ -735,13 +742,13 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     diag = ((C * (C - 1)).sum(axis=-1)) * inv
     do = N - _mm(W, diag)
     de = N ** 2 - (marg ** 2).sum(axis=-1)
-    out["krippendorff_alpha_nominal"] = 1.0 - _safe_div((N - 1) * do, de)
+    out["krippendorff_alpha_nominal"] = 1.0 - safe_div((N - 1) * do, de)
     # interval: positions are the values themselves
     v = values
     xox = (((C @ v) ** 2 - C @ v ** 2) * inv)
     do = 2 * (marg @ v ** 2) - 2 * _mm(W, xox)
     de = 2 * N * (marg @ v ** 2) - 2 * (marg @ v) ** 2
-    out["krippendorff_alpha_interval"] = 1.0 - _safe_div((N - 1) * do, de)
+    out["krippendorff_alpha_interval"] = 1.0 - safe_div((N - 1) * do, de)
     # ordinal: positions are mid-cumulative frequencies, one set per resample
     m = np.cumsum(marg, axis=-1) - marg / 2.0  # (G, R, q)
     Cm = np.matmul(m, C.transpose(0, 2, 1))  # (G, R, K): sum_c c_uc m_c
@@ -750,18 +757,18 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     s2 = (marg * m ** 2).sum(axis=-1)
     do = 2 * s2 - 2 * xox
     de = 2 * N * s2 - 2 * (marg * m).sum(axis=-1) ** 2
-    out["krippendorff_alpha_ordinal"] = 1.0 - _safe_div((N - 1) * do, de)
+    out["krippendorff_alpha_ordinal"] = 1.0 - safe_div((N - 1) * do, de)
     return {f"krippendorff_alpha_{k}": out[f"krippendorff_alpha_{k}"] for k in _METRICS}
 
 
 def _human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray) -> dict[str, np.ndarray]:
     n = C.sum(axis=-1)
     two = (n >= 2).astype(float)
-    Pi = np.nan_to_num(_safe_div((C * (C - 1)).sum(axis=-1), n * (n - 1))) * two
+    Pi = np.nan_to_num(safe_div((C * (C - 1)).sum(axis=-1), n * (n - 1))) * two
     full = (C.max(axis=-1) == n).astype(float) * two
     m2 = _mm(W, two)
-    pa = _safe_div(_mm(W, Pi), m2)
-    pi = _safe_div(_mm(W, np.nan_to_num(_safe_div(C, n[..., None]))), _mm(W, (n >= 1).astype(float))[..., None])
+    pa = safe_div(_mm(W, Pi), m2)
+    pi = safe_div(_mm(W, np.nan_to_num(safe_div(C, n[..., None]))), _mm(W, (n >= 1).astype(float))[..., None])
     pe_f = (pi ** 2).sum(axis=-1)
     qs = q_scale[:, None].astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -769,9 +776,9 @@ def _human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.n
         pabak = np.where(qs >= 2, (qs * pa - 1) / (qs - 1), np.nan)
     out = {
         "percent_agreement": pa,
-        "full_agreement": _safe_div(_mm(W, full), m2),
-        "fleiss_kappa": _safe_div(pa - pe_f, 1 - pe_f),
-        "gwet_ac1": _safe_div(pa - pe_g, 1 - pe_g),
+        "full_agreement": safe_div(_mm(W, full), m2),
+        "fleiss_kappa": safe_div(pa - pe_f, 1 - pe_f),
+        "gwet_ac1": safe_div(pa - pe_g, 1 - pe_g),
         "pabak": pabak,
     }
     out.update(_alphas(C, W, values))
@@ -796,22 +803,22 @@ def _kappas_f1(W: np.ndarray, major: np.ndarray, judge: np.ndarray, has_major: n
     tot = r.sum(axis=-1)
     same = (major == judge) * hm
     tp = _mm(W, R1 * same[..., None])
-    po = _safe_div(_mm(W, same), tot)
-    pe = _safe_div((r * c).sum(axis=-1), tot ** 2)
-    out = {"cohen_kappa": _safe_div(po - pe, 1 - pe)}
+    po = safe_div(_mm(W, same), tot)
+    pe = safe_div((r * c).sum(axis=-1), tot ** 2)
+    out = {"cohen_kappa": safe_div(po - pe, 1 - pe)}
     span2 = float(values.max() - values.min()) ** 2
     if span2 > 0:
         d = (values[major] - values[judge]) ** 2 / span2 * hm
-        po_q = _safe_div(tot - _mm(W, d), tot)
+        po_q = safe_div(tot - _mm(W, d), tot)
         rv, cv = r @ values, c @ values
         cross = tot ** 2 - (tot * (r @ values ** 2) + tot * (c @ values ** 2) - 2 * rv * cv) / span2
-        pe_q = _safe_div(cross, tot ** 2)
-        out["cohen_kappa_quadratic"] = _safe_div(po_q - pe_q, 1 - pe_q)
+        pe_q = safe_div(cross, tot ** 2)
+        out["cohen_kappa_quadratic"] = safe_div(po_q - pe_q, 1 - pe_q)
     else:
         out["cohen_kappa_quadratic"] = out["cohen_kappa"]
     with np.errstate(divide="ignore", invalid="ignore"):
         f1 = np.where(r + c > 0, 2 * tp / (r + c), 0.0)
-    out["weighted_f1"] = _safe_div((f1 * r).sum(axis=-1), r.sum(axis=-1))
+    out["weighted_f1"] = safe_div((f1 * r).sum(axis=-1), r.sum(axis=-1))
     return out
 
 
@@ -829,7 +836,7 @@ def _tau_b(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
     n0 = N * (N - 1) / 2
     tx = (_pair_sum(W, (sx == 0).astype(float)) - N) / 2
     ty = (_pair_sum(W, (sy == 0).astype(float)) - N) / 2
-    return _safe_div(conc, np.sqrt((n0 - tx) * (n0 - ty)))
+    return safe_div(conc, np.sqrt((n0 - tx) * (n0 - ty)))
 
 
 def _spearman(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -841,12 +848,12 @@ def _spearman(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
 
     rx, ry = ranks(x), ranks(y)
     N = W.sum(axis=-1, keepdims=True)
-    mx = _safe_div((W * rx).sum(axis=-1, keepdims=True), N)
-    my = _safe_div((W * ry).sum(axis=-1, keepdims=True), N)
+    mx = safe_div((W * rx).sum(axis=-1, keepdims=True), N)
+    my = safe_div((W * ry).sum(axis=-1, keepdims=True), N)
     cov = (W * (rx - mx) * (ry - my)).sum(axis=-1)
     vx = (W * (rx - mx) ** 2).sum(axis=-1)
     vy = (W * (ry - my) ** 2).sum(axis=-1)
-    return _safe_div(cov, np.sqrt(vx * vy))
+    return safe_div(cov, np.sqrt(vx * vy))
 
 
 def _collapse(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -886,12 +893,12 @@ def _judge_stats(f: _Family, q_scale: np.ndarray) -> tuple[dict[str, np.ndarray]
     hm = has_major.astype(float)
     out: dict[str, np.ndarray] = {}
     units: dict[str, np.ndarray] = {}
-    out["percent_agreement"] = _safe_div(_mm(W, (j == major) * hm), _mm(W, hm))
+    out["percent_agreement"] = safe_div(_mm(W, (j == major) * hm), _mm(W, hm))
     out.update(_kappas_f1(W, major, j, has_major, values))
     for m in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1"):
         units[m] = _mm(W, hm)
     x = values[j]
-    y = np.nan_to_num(_safe_div(C @ values, n))
+    y = np.nan_to_num(safe_div(C @ values, n))
     Wc, xc, yc = _collapse(W, x, y)
     out["kendall_tau"] = _tau_b(xc, yc, Wc)
     out["spearman_rho"] = _spearman(xc, yc, Wc)
@@ -904,8 +911,8 @@ def _judge_stats(f: _Family, q_scale: np.ndarray) -> tuple[dict[str, np.ndarray]
         out[f"{name}_change"] = sj[name] - sh[name]
         units[name] = units[f"{name}_change"] = W.sum(axis=-1)
     two = (n >= 2).astype(float)
-    share = np.nan_to_num(_safe_div(np.take_along_axis(C, j[..., None], axis=-1)[..., 0], n))
-    pair = _safe_div(_mm(W, share * two), _mm(W, two))
+    share = np.nan_to_num(safe_div(np.take_along_axis(C, j[..., None], axis=-1)[..., 0], n))
+    pair = safe_div(_mm(W, share * two), _mm(W, two))
     out["pairwise_agreement"] = pair
     out["pairwise_agreement_gap"] = pair - sh["percent_agreement"]
     units["pairwise_agreement"] = units["pairwise_agreement_gap"] = _mm(W, two)
@@ -934,40 +941,36 @@ def _why_undefined(measure: str, n_units: float, judge: bool) -> str:
     return "not defined"
 
 
-def _intervals(arr: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile interval per group from rows 1..B; NaN where most resamples are undefined."""
-    boot = arr[:, 1:]
-    G = arr.shape[0]
-    if boot.shape[1] == 0:
-        return np.full(G, np.nan), np.full(G, np.nan), np.zeros(G, dtype=bool)
-    ok = np.isfinite(boot).sum(axis=1)
-    a = (1 - level) / 2
-    # numpy's 'linear' quantile over the finite values of each row, from one sort (NaN sort last);
-    # np.nanquantile would loop over rows in Python.
-    srt = np.sort(boot, axis=1)
+def _items_per_group(rows: np.ndarray, item: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Distinct items among the units ``rows`` (ascending), per group: the contract's ``n`` (what the bootstrap
+    resamples).
 
-    def q(p: float) -> np.ndarray:
-        pos = p * np.maximum(ok - 1, 0)
-        i = np.floor(pos).astype(int)
-        j = np.minimum(i + 1, np.maximum(ok - 1, 0))
-        lo_v = np.take_along_axis(srt, i[:, None], axis=1)[:, 0]
-        hi_v = np.take_along_axis(srt, j[:, None], axis=1)[:, 0]
-        return lo_v + (pos - i) * (hi_v - lo_v)
-
-    lo, hi = q(a), q(1 - a)
-    enough = ok >= np.maximum(10, 0.5 * boot.shape[1])
-    return np.where(enough, lo, np.nan), np.where(enough, hi, np.nan), ~enough
+    Each distinct (item, group) pair counts once for its group. :func:`count_units` numbers the units
+    in item order, and an item's units are either all in one group (``criterion`` not among the
+    ``by`` columns) or each in a group of its own (it is): so a pair can repeat only on the next
+    unit, and one comparison per unit finds the distinct pairs. Units in another order are
+    factorized instead.
+    """
+    if not len(rows):
+        return np.zeros(n_groups, dtype=np.int64)
+    it, g = item[rows], group[rows]
+    if bool(np.all(it[1:] >= it[:-1])):
+        new = np.ones(len(it), dtype=bool)
+        new[1:] = (it[1:] != it[:-1]) | (g[1:] != g[:-1])
+        return np.bincount(g[new], minlength=n_groups)
+    _, first = _factorize(it.astype(np.int64) * n_groups + g)
+    return np.bincount(g[first], minlength=n_groups)
 
 
 def _records(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, n_ratings: np.ndarray,
-             default_units: np.ndarray, present: np.ndarray, *, judge: str | None, level: float,
-             no_major: np.ndarray | None = None) -> dict[str, np.ndarray]:
+             default_units: np.ndarray, n_items: np.ndarray, present: np.ndarray, *, judge: str | None,
+             level: float, no_major: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """One family's rows as columns (measure by measure, groups in order within each)."""
     gs = np.flatnonzero(present)
     names = list(stats)
     M, G, g = len(names), len(present), len(gs)
     arr = np.stack([stats[m] for m in names])  # (M, G, R): every measure at once
-    lo, hi, sparse_ci = (a.reshape(M, G) for a in _intervals(arr.reshape(M * G, -1), level))
+    lo, hi, sparse_ci = (a.reshape(M, G) for a in percentile_interval(arr.reshape(M * G, -1)[:, 1:], level))
     n_units = np.stack([units[m][:, 0] if units and m in units else default_units for m in names])[:, gs]
     est = arr[:, gs, 0]
     ok = np.isfinite(est)
@@ -975,7 +978,7 @@ def _records(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, 
     for mi, k in zip(*np.nonzero(~ok)):
         notes[mi, k] = _why_undefined(names[mi], float(n_units[mi, k]), judge is not None)
     if arr.shape[2] > 1:
-        notes[ok & sparse_ci[:, gs]] = "no interval: the measure is undefined in most resamples"
+        notes[ok & sparse_ci[:, gs]] = SPARSE_NOTE
     if judge and no_major is not None:
         for k in np.flatnonzero(no_major[gs] > 0):
             for mi in (i for i, m in enumerate(names) if m in _MAJORITY):
@@ -983,19 +986,19 @@ def _records(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, 
                     f"{int(no_major[gs[k]])} unit(s) without a strict human majority left out"
     low, high = np.where(ok, lo[:, gs], np.nan).ravel(), np.where(ok, hi[:, gs], np.nan).ravel()
     measure = np.repeat(np.asarray(names, dtype=object), g)
-    with np.errstate(invalid="ignore"):
-        flagged = np.isfinite(high) & (high < 0) & (measure == "pairwise_agreement_gap")
+    # The one flag rule: the judge agrees with humans less than humans agree with each other.
+    flagged = flag(low, high, alternative="less") & (measure == "pairwise_agreement_gap")
     return {
         "group": np.tile(gs, M), "judge": np.full(M * g, judge, dtype=object), "measure": measure,
         "estimate": np.where(ok, est, np.nan).ravel(), "ci_low": low, "ci_high": high,
-        "n_items": np.round(n_units).astype(np.int64).ravel(),
+        "n": np.tile(n_items[gs].astype(np.int64), M), "n_units": np.round(n_units).astype(np.int64).ravel(),
         "n_ratings": np.tile(np.round(n_ratings[gs]).astype(np.int64), M), "flagged": flagged, "note": notes.ravel(),
     }
 
 
-def _rngs(seed: int, keys: Sequence[tuple], judge: str | None) -> list[np.random.Generator]:
+def _rngs(root: int, keys: Sequence[tuple], judge: str | None) -> list[np.random.Generator]:
     # A stable stream per cell: a cell's interval does not depend on which other cells exist.
-    return [np.random.default_rng([int(seed), zlib.crc32(repr((k, judge)).encode())]) for k in keys]
+    return [cell_rng(root, (k, judge)) for k in keys]
 
 
 def agreement(
@@ -1032,8 +1035,9 @@ def agreement(
     -------
     pandas.DataFrame
         One row per group, judge (null for humans among themselves) and measure, with
-        columns ``*by, judge, measure, estimate, ci_low, ci_high, n_items, n_ratings,
-        flagged, note``.
+        columns ``*by, judge, measure, estimate, ci_low, ci_high, n, n_units, n_ratings,
+        flagged, note`` (:data:`RESULT_COLUMNS`): ``n`` counts the items behind the estimate,
+        ``n_units`` the units (an item on one criterion) its measure uses.
     """
     units = data if isinstance(data, Units) else count_units(data)
     by = default_by(units) if by is None else list(by)
@@ -1041,10 +1045,7 @@ def agreement(
     if unknown:
         raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
                         column=unknown[0], fix="group by one of: " + ", ".join(units.columns))
-    if n_boot < 0:
-        raise DataError("the number of bootstrap resamples cannot be negative", fix="use 0 to skip intervals")
-    if not 0 < level < 1:
-        raise DataError("the confidence level must be between 0 and 1", fix="use e.g. 0.95")
+    n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
     chosen = list(units.judges) if judges is None else list(judges)
     bad = [j for j in chosen if j not in units.judges]
     if bad:
@@ -1062,11 +1063,12 @@ def agreement(
         if not hm.any():
             return None
         f = _family(np.flatnonzero(hm), ukey, units.counts, None, units.item, gcodes, G, units.values,
-                    n_boot=n_boot, rngs=_rngs(seed, keys, None) if n_boot else [])
+                    n_boot=n_boot, rngs=_rngs(root, keys, None) if n_boot else [])
         stats = _human_stats(f.counts, f.weights, f.values, q_scale)
         n = f.counts.sum(axis=-1)
         base = f.weights[:, 0, :]
-        return _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), f.present,
+        items = _items_per_group(np.flatnonzero(units.human_ratings >= 2), units.item, gcodes, G)
+        return _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), items, f.present,
                         judge=None, level=level)
 
     def judge(name: str) -> dict[str, np.ndarray] | None:
@@ -1074,14 +1076,16 @@ def agreement(
         m = hm & (jc >= 0)
         if not m.any():
             return None
-        f = _family(np.flatnonzero(m), ukey, units.counts, jc, units.item, gcodes, G, units.values, n_boot=n_boot,
-                    rngs=_rngs(seed, keys, name) if n_boot else [])
+        rows = np.flatnonzero(m)
+        f = _family(rows, ukey, units.counts, jc, units.item, gcodes, G, units.values, n_boot=n_boot,
+                    rngs=_rngs(root, keys, name) if n_boot else [])
         stats, ucount = _judge_stats(f, q_scale)
         n = f.counts.sum(axis=-1)
         base = f.weights[:, 0, :]
         no_major = (base * (f.counts.max(axis=-1) <= n / 2)).sum(axis=-1)
-        return _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G), f.present, judge=name,
-                        level=level, no_major=no_major)
+        return _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G),
+                        _items_per_group(rows, units.item, gcodes, G), f.present, judge=name, level=level,
+                        no_major=no_major)
 
     tasks = [humans, *(partial(judge, name) for name in chosen)]
     parts = []
@@ -1104,3 +1108,8 @@ def agreement(
     for c in RESULT_COLUMNS:
         data[c] = pd.Series(cols[c][order], dtype=object if c == "judge" else "str" if c in ("measure", "note") else None)
     return pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS])
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the compiled passes, e.g. in a background thread."""
+    _kernel().warm_up()

@@ -2,16 +2,18 @@
 
 Sections (Stureborg et al. 2024; Hada et al. 2024):
 
-- ``familiarity`` (:func:`evalcore.pointwise.bias.familiarity`): score against perplexity;
+- ``familiarity`` (:func:`evalcore.pointwise.familiarity.familiarity`): score against perplexity;
 - ``score_distribution`` (:func:`evalcore.pointwise.scale.scale_use`, :func:`evalcore.pointwise.scale.round_number_bias`):
   top-score skew, mean shift, entropy, round numbers;
-- ``anchoring`` (:func:`evalcore.pointwise.bias.anchoring`): correlation between criteria, agreement by position;
+- ``anchoring`` (:func:`evalcore.pointwise.anchoring.anchoring`): correlation between criteria, agreement by position;
 - ``self_consistency`` (:func:`evalcore.pointwise.consistency.self_consistency`,
   :func:`evalcore.pointwise.consistency.variant_agreement`): alpha across samples and across prompt variants.
 
 A section the data cannot support is skipped and kept as one row with measure ``not_available``
-whose note gives the reason, so that the page, the CLI and pipelines can say what is missing. ``flagged`` marks judge effects significant at the 5% level
-(two-sided bootstrap intervals that exclude 0; see each function for what is tested).
+whose note gives the reason, so that the page, the CLI and pipelines can say what is missing. ``flagged`` marks
+judge effects significant at ``1 - level``, the 5% level by default (two-sided bootstrap intervals that exclude 0,
+:func:`evalcore.stats.flag`; see each function for what is tested). Every table has the layout
+:data:`evalcore.pointwise.sections.RESULT_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from . import bias, consistency, scale
 from ..errors import DataError
+from . import anchoring, consistency, familiarity, scale
 from .recommend import recommendations
+from .sections import RESULT_COLUMNS, BiasNotApplicable
 
 SECTIONS = ("familiarity", "score_distribution", "anchoring", "self_consistency")
-COLUMNS = bias.RESULT_COLUMNS
+COLUMNS = RESULT_COLUMNS
 
 
 NOT_AVAILABLE = "not_available"
@@ -65,6 +68,7 @@ def bias_report(
     judges: Sequence[str] | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    level: float = 0.95,
     sections: Sequence[str] = SECTIONS,
     progress: Callable[[float], None] | None = None,
 ) -> BiasReport:
@@ -80,6 +84,8 @@ def bias_report(
         Judges to audit (default: all).
     n_boot, seed
         Bootstrap resamples over items (0: no intervals, no flags) and their seed.
+    level
+        Confidence level of every interval; a result is flagged at ``1 - level``.
     sections
         Which sections to run.
     progress
@@ -88,15 +94,15 @@ def bias_report(
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
         raise DataError(f"unknown bias section '{unknown[0]}'", fix="choose from: " + ", ".join(SECTIONS))
-    opts = {"by": tuple(by), "judges": judges, "n_boot": n_boot, "seed": seed}
+    opts = {"by": tuple(by), "judges": judges, "n_boot": n_boot, "seed": seed, "level": level}
     steps: list[tuple[str, Callable[[], pd.DataFrame]]] = []
     if "familiarity" in sections:
-        steps.append(("familiarity", lambda: bias.familiarity(ratings, **opts)))
+        steps.append(("familiarity", lambda: familiarity.familiarity(ratings, **opts)))
     if "score_distribution" in sections:
         steps.append(("score_distribution", lambda: scale.scale_use(ratings, **opts)))
         steps.append(("score_distribution", lambda: scale.round_number_bias(ratings, **opts)))
     if "anchoring" in sections:
-        steps.append(("anchoring", lambda: bias.anchoring(ratings, **opts)))
+        steps.append(("anchoring", lambda: anchoring.anchoring(ratings, **opts)))
     if "self_consistency" in sections:
         steps.append(("self_consistency", lambda: consistency.self_consistency(ratings, **opts)))
         for col in consistency.variant_columns(ratings):
@@ -106,7 +112,7 @@ def bias_report(
     for i, (section, run) in enumerate(steps):
         try:
             parts.append(run())
-        except bias.BiasNotApplicable as exc:
+        except BiasNotApplicable as exc:
             parts.append(pd.DataFrame([{"section": section, "measure": NOT_AVAILABLE, "flagged": False,
                                         "note": exc.problem}]))
         if progress:

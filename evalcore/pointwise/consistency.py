@@ -16,7 +16,8 @@ configurations (single- vs multi-attribute template, 1-5 vs 1-10 vs 1-100 scale)
 - :func:`krippendorff_alpha`: the estimator on a raters x units matrix (NaN = missing), the
   layout of the ``krippendorff`` package, for checks and one-off use.
 
-The output layout, the item bootstrap and the flag convention are those of
+The output layout (:mod:`evalcore.pointwise.sections`), the cells and the item bootstrap
+(:mod:`evalcore.pointwise.cells`, :mod:`evalcore.stats`) and the flag convention are those of
 :mod:`evalcore.pointwise.scale` (section ``self_consistency``).
 
 Krippendorff's alpha from per-unit sufficient statistics
@@ -58,18 +59,17 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..columns import JUDGE
+from ..columns import JUDGE, NOT_SEGMENTS
 from ..errors import DataError
-from .scale import (
-    _Table, _base_seed, _cell_items, _cell_rng, _check_options, _item_weights, _prepare, _Prep, _ratio,
-)
+from ..stats import cell_rng, check_level, check_resamples, item_weights, root_seed, safe_div
+from .cells import CellRatings, cell_items, cell_ratings
+from .sections import SectionTable
 
 SECTION = "self_consistency"
 METRICS = ("interval", "ordinal", "nominal")
 SELF_MEASURES = ("alpha_inter_annotator", "alpha_inter_sample", "alpha_difference")
 VARIANT_MEASURES = ("alpha_inter_annotator", "alpha_across_variants", "alpha_across_variants_difference")
 VARIANT_WORDS = ("prompt", "template", "variant", "temperature", "temp", "config", "strategy")
-_CANONICAL = {"item_id", "rater", "rater_kind", "criterion", "score", "sample", "position", "perplexity", "text"}
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -138,7 +138,7 @@ def _alpha(unit: np.ndarray, code: np.ndarray, values: np.ndarray, Wu: np.ndarra
     else:  # pragma: no cover - checked by callers
         raise DataError(f"unknown metric '{metric}'", fix="use " + ", ".join(METRICS))
     de = np.where(several, de, np.nan)
-    return 1.0 - (N - 1.0) * _ratio(do, de)
+    return 1.0 - (N - 1.0) * safe_div(do, de)
 
 
 def _check_metric(metric: str) -> str:
@@ -206,7 +206,7 @@ def variant_columns(ratings: pd.DataFrame) -> list[str]:
     if not isinstance(ratings, pd.DataFrame) or need - set(ratings.columns):
         raise DataError("expected a ratings table with item_id, rater and rater_kind",
                         fix="load a validated ratings table")
-    cand = [c for c in ratings.columns if str(c) not in _CANONICAL and _name_matches(str(c))]
+    cand = [c for c in ratings.columns if str(c) not in NOT_SEGMENTS | {"criterion"} and _name_matches(str(c))]
     if not cand:
         return []
     j = ratings[ratings["rater_kind"].astype("string").str.lower() == JUDGE]
@@ -256,18 +256,18 @@ def variants_from_rater(ratings: pd.DataFrame, *, sep: str = "/", column: str = 
 # --------------------------------------------------------------------------- shared cell loop
 
 
-def _run(prep: _Prep, *, units_of, section_key: str, measure: str, diff_measure: str, why_single: str,
+def _run(prep: CellRatings, *, units_of, section_key: str, measure: str, diff_measure: str, why_single: str,
          n_boot: int, level: float, seed, metric: str, extra_note: dict[str, str] | None = None) -> pd.DataFrame:
     """Per cell: the humans' inter-annotator alpha, each judge's alpha over its ``units_of`` rows,
     and their difference, all from one item-weight matrix (paired)."""
-    base = _base_seed(seed)
-    table = _Table(SECTION, prep.by, n_boot, level)
+    base = root_seed(seed)
+    table = SectionTable(SECTION, prep.by, n_boot=n_boot, level=level)
     S = 1 + len(prep.judges)
     for c, key in enumerate(prep.keys):
         rows = prep.rows(c)
-        item_loc, n_items = _cell_items(prep, rows)
+        item_loc, n_items = cell_items(prep, rows)
         values, vcode = np.unique(prep.score[rows], return_inverse=True)
-        W = _item_weights(_cell_rng(base, section_key, key), n_items, n_boot)
+        W = item_weights(cell_rng(base, (section_key, key)), n_items, n_boot)
         src = prep.source[rows]
         h = src == 0
         human = None
@@ -277,7 +277,7 @@ def _run(prep: _Prep, *, units_of, section_key: str, measure: str, diff_measure:
             human = (a_h, pair_h)
             why = ("not defined: no item in this group has two or more human ratings" if not pair_h.any() else
                    "not defined: every human rating in this group is the same score, so chance agreement is 1")
-            table.add(key, None, "alpha_inter_annotator", a_h, int(pair_h.sum()), undefined=why)
+            table.row(None, key[0], key[1:], "alpha_inter_annotator", a_h, int(pair_h.sum()), undefined=why)
         for s in range(1, S):
             m = src == s
             if not m.any():
@@ -289,20 +289,20 @@ def _run(prep: _Prep, *, units_of, section_key: str, measure: str, diff_measure:
             note = (extra_note or {}).get(judge, "")
             if not pair_j.any():
                 why = why_single.format(judge=judge)
-                table.add(key, judge, measure, np.nan, 0, undefined=why, note=note)
-                table.add(key, judge, diff_measure, np.nan, 0, tested=True, undefined=why, note=note)
+                table.row(judge, key[0], key[1:], measure, np.nan, 0, undefined=why, note=note)
+                table.row(judge, key[0], key[1:], diff_measure, np.nan, 0, test="two-sided", undefined=why, note=note)
                 continue
             a_j = _alpha(item_loc[rr], vcode[rr], values, W, metric)
-            table.add(key, judge, measure, a_j, int(pair_j.sum()), note=note,
+            table.row(judge, key[0], key[1:], measure, a_j, int(pair_j.sum()), note=note,
                       undefined=f"not defined: every score of '{judge}' in this group is the same, "
                                 "so chance agreement is 1")
             if human is None:
-                table.add(key, judge, diff_measure, np.nan, 0, tested=True, note=note,
+                table.row(judge, key[0], key[1:], diff_measure, np.nan, 0, test="two-sided", note=note,
                           undefined="not defined: no human rated an item in this group")
                 continue
             a_h, pair_h = human
-            table.add(key, judge, diff_measure, a_j - a_h, int((pair_j | pair_h).sum()), tested=True, note=note,
-                      undefined="not defined: the humans' or the judge's alpha is not defined here")
+            table.row(judge, key[0], key[1:], diff_measure, a_j - a_h, int((pair_j | pair_h).sum()), test="two-sided",
+                      note=note, undefined="not defined: the humans' or the judge's alpha is not defined here")
     return table.frame()
 
 
@@ -376,9 +376,9 @@ def self_consistency(
     evaluators", §3.4, Tables 4 and 7. Krippendorff (2011), "Computing Krippendorff's
     alpha-reliability".
     """
-    _check_options(n_boot, level)
+    n_boot, level = check_resamples(n_boot), check_level(level)
     _check_metric(metric)
-    prep = _prepare(ratings, by=by, judges=judges)
+    prep = cell_ratings(ratings, by=by, judges=judges)
     notes: dict[str, str] = {}
     vcols = variant_columns(ratings) if len(prep.judges) else []
     if vcols:
@@ -444,7 +444,7 @@ def variant_agreement(
     pandas.DataFrame
         The common layout, section ``self_consistency``; ``n`` is the number of pairable items.
     """
-    _check_options(n_boot, level)
+    n_boot, level = check_resamples(n_boot), check_level(level)
     _check_metric(metric)
     if not isinstance(variant_column, str) or variant_column not in ratings.columns:
         found = variant_columns(ratings) if isinstance(ratings, pd.DataFrame) and \
@@ -457,7 +457,7 @@ def variant_agreement(
     if variant_column in {"item_id", "rater", "rater_kind", "criterion", "score"}:
         raise DataError(f"'{variant_column}' cannot be a variant column", column=variant_column,
                         fix="name the column that holds the prompt variant or temperature")
-    prep = _prepare(ratings, by=by, judges=judges)
+    prep = cell_ratings(ratings, by=by, judges=judges)
     variant = ratings[variant_column].to_numpy()[prep.row]
     vcode, _ = pd.factorize(pd.Series(variant), use_na_sentinel=True)
     vcode = np.asarray(vcode)

@@ -19,11 +19,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .agreement import Units, default_by, count_units
+from ..columns import HUMANS_LABEL
 from ..errors import DataError
+from .agreement import Units, count_units, default_by
 
 CLASSES = ("full", "partial", "none")
-HUMANS = "humans"
 
 
 def agreement_class(counts: np.ndarray) -> np.ndarray:
@@ -81,7 +81,7 @@ def class_distribution(
     hum = pd.concat([seg] * len(values), ignore_index=True)
     hum["score"] = np.repeat(values, len(seg))
     hum["count"] = counts.T.ravel()
-    hum["source"] = HUMANS
+    hum["source"] = HUMANS_LABEL
     parts.append(hum)
     for name in chosen:
         jc = units.judge_codes[units.judges.index(name)][keep]

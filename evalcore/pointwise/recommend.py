@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .bias import RESULT_COLUMNS
+from .sections import RESULT_COLUMNS
 
 STUREBORG = "Stureborg et al. 2024, Table 6"
 HADA = "Hada et al. 2024, §6"

@@ -16,25 +16,28 @@ Three questions, each with an item bootstrap behind every interval:
    (Stureborg et al. 2024, Fig. 3: peaks at 60, 70, 80, 90 and 75, 85, 95).
 
 Conventions shared with :mod:`evalcore.pointwise.consistency` and the other bias modules
-------------------------------------------------------------------------------
+-----------------------------------------------------------------------------------------
 Summary functions return a tidy table with the columns ``section, judge, criterion, *by,
-measure, estimate, ci_low, ci_high, n, flagged, note``:
+measure, estimate, ci_low, ci_high, n, flagged, note`` (:data:`evalcore.pointwise.sections.RESULT_COLUMNS`):
 
 - ``judge`` is the judge's name, or None on rows describing the humans (the reference);
 - ``n`` is the number of items behind the estimate (the bootstrap resamples items);
 - ``ci_low``/``ci_high`` are a percentile bootstrap interval at ``level`` (default 95%);
 - ``flagged`` is True when the judge's effect is significant at ``1 - level`` (two-sided):
   the measure is one of the *tested* measures listed in each function and its interval
-  excludes 0. Descriptive rows and rows describing the humans are never flagged;
+  excludes 0 (:func:`evalcore.stats.flag` with ``alternative="two-sided"``). Descriptive rows
+  and rows describing the humans are never flagged;
 - ``note`` says why an estimate or an interval is not defined (never a silent NaN).
 
 The bootstrap resamples **items** with replacement within each cell (one criterion and one
-combination of the ``by`` columns): an item carries all its ratings, by every annotator and
-every sample of every judge, so judge-versus-human differences are paired. All resamples of a
-cell are one ``(1 + n_boot, n_items)`` matrix of multinomial item weights (how often each item
-was drawn), drawn in one vectorised call; each statistic is then a few matrix products (sparse
-per-item histograms times the weights), with no Python loop over resamples. Each cell has its own random stream derived from ``seed`` and the
-cell's key, so a cell's interval does not depend on which other cells exist.
+combination of the ``by`` columns; :mod:`evalcore.pointwise.cells`): an item carries all its
+ratings, by every annotator and every sample of every judge, so judge-versus-human differences
+are paired. All resamples of a cell are one ``(1 + n_boot, n_items)`` matrix of multinomial item
+weights (how often each item was drawn, :func:`evalcore.stats.item_weights`); each statistic is
+then a few matrix products (sparse per-item histograms times the weights), with no Python loop
+over resamples. Each cell has its own random stream derived from ``seed`` and the cell's key
+(:func:`evalcore.stats.cell_rng`), so a cell's interval does not depend on which other cells
+exist.
 
 Which ratings count: every sample of a judge counts as a rating (Stureborg et al. count all
 64,000 predictions in Fig. 3); a human who rated an item several times counts once (the first
@@ -47,8 +50,6 @@ all judges) unless the caller passes ``scale``; its *top score* is that maximum.
 from __future__ import annotations
 
 import math
-import zlib
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -56,12 +57,12 @@ import pandas as pd
 from scipy import sparse
 from scipy.special import entr
 
-from ..columns import HUMAN, JUDGE
-from ..errors import DataError
+from ..columns import HUMANS_LABEL
+from ..stats import cell_rng, check_level, check_resamples, item_weights, root_seed, safe_div
+from .cells import CellRatings, cell_items, cell_ratings
+from .sections import SectionTable
 
 SECTION = "score_distribution"
-HUMANS = "humans"
-VALUE_COLUMNS = ("measure", "estimate", "ci_low", "ci_high", "n", "flagged", "note")
 
 SCALE_MEASURES = (
     "distinct_values", "range_share", "entropy", "top_share",
@@ -79,269 +80,7 @@ MIN_WIDE_LEVELS = 10
 _LN2 = math.log(2.0)
 
 
-# --------------------------------------------------------------------------- shared machinery
-# (also used by evalcore.pointwise.consistency)
-
-
-@dataclass(frozen=True)
-class _Prep:
-    """A ratings table reduced to integer codes, sorted into cells (criterion x by)."""
-
-    by: list[str]
-    judges: tuple[str, ...]  # chosen judges; source code 1 + index
-    item: np.ndarray  # global item code per row
-    item_names: np.ndarray
-    source: np.ndarray  # 0 humans, 1 + j judge j
-    rater: np.ndarray  # rater code per row
-    sample: np.ndarray  # sample index per row (0 without a sample column)
-    score: np.ndarray  # float
-    row: np.ndarray  # position of the row in the caller's frame
-    cell: np.ndarray  # cell code per row
-    keys: list[tuple]  # (criterion, *by values) per cell
-    order: np.ndarray  # rows sorted by cell
-    bounds: np.ndarray  # cell c is order[bounds[c]:bounds[c+1]]
-    scale: dict[str, tuple[float, float]]  # per criterion: (lowest, top) score
-
-    def rows(self, c: int) -> np.ndarray:
-        return self.order[self.bounds[c]:self.bounds[c + 1]]
-
-
-def _check_options(n_boot: int, level: float) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise DataError(f"the number of bootstrap resamples must be a whole number >= 0, not {n_boot!r}",
-                        fix="use e.g. n_boot=1000, or 0 to skip the intervals")
-    if not 0 < level < 1:
-        raise DataError(f"the confidence level must be between 0 and 1, not {level!r}", fix="use e.g. 0.95")
-
-
-def _base_seed(seed: int | np.random.Generator) -> int:
-    """An integer root for the per-cell streams: the seed itself, or one draw from a Generator."""
-    if isinstance(seed, np.random.Generator):
-        return int(seed.integers(0, 2**63 - 1))
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise DataError(f"seed must be a whole number >= 0 or a numpy Generator, not {seed!r}",
-                        fix="use e.g. seed=0")
-    return int(seed)
-
-
-def _cell_rng(base: int, section: str, key: tuple) -> np.random.Generator:
-    return np.random.default_rng([base, zlib.crc32(repr((section, key)).encode())])
-
-
-def _item_weights(rng: np.random.Generator, n_items: int, n_boot: int) -> np.ndarray:
-    """``(1 + n_boot, n_items)`` item weights: row 0 the data (all ones), then item resamples.
-
-    Resampling ``n_items`` items with replacement gives each item a weight, how often it was
-    picked: a multinomial draw ``Multinomial(n_items, 1/n_items, ..., 1/n_items)`` per resample.
-    All resamples are drawn at once as ``n_boot x n_items`` uniform item indices counted with
-    one ``bincount`` (the same distribution as ``Generator.multinomial``, about five times
-    faster for a thousand items, since numpy's multinomial draws one binomial per item).
-    """
-    W = np.ones((1 + n_boot, n_items))
-    if n_boot > 0 and n_items > 0:
-        picks = rng.integers(0, n_items, size=(n_boot, n_items))
-        picks += np.arange(n_boot)[:, None] * n_items
-        W[1:] = np.bincount(picks.ravel(), minlength=n_boot * n_items).reshape(n_boot, n_items)
-    return W
-
-
-def _prepare(ratings: pd.DataFrame, *, by: Sequence[str], judges: Sequence[str] | None,
-             scale: Mapping[str, tuple[float, float]] | None = None) -> _Prep:
-    """Validate the inputs a summary function needs and reduce the table to codes."""
-    if not isinstance(ratings, pd.DataFrame):
-        raise DataError("expected a ratings table (a pandas DataFrame)", fix="load a validated ratings table")
-    need = {"item_id", "rater", "rater_kind", "score"}
-    missing = sorted(need - set(ratings.columns))
-    if missing:
-        raise DataError(f"the ratings table lacks the column '{missing[0]}'", column=missing[0],
-                        fix="load a validated ratings table (item_id, rater, rater_kind, criterion, score)")
-    if len(ratings) == 0:
-        raise DataError("the ratings table has no rows", fix="load a table with at least one judgment")
-    if isinstance(by, str):
-        by = [by]
-    by = [b for b in dict.fromkeys(by) if b != "criterion"]
-    fixed = {"item_id", "rater", "rater_kind", "score", "sample"}
-    for b in by:
-        if b in fixed:
-            raise DataError(f"cannot group by '{b}': it is not a segment of the items", column=b,
-                            fix="group by a column that describes the item, such as language or task")
-        if b not in ratings.columns:
-            segs = [c for c in ratings.columns if c not in fixed | {"criterion"}]
-            raise DataError(f"cannot group by '{b}': the table has no such column", column=b,
-                            fix="group by one of: " + (", ".join(map(str, segs)) or "(no segment columns)"))
-    df = ratings
-    kind = df["rater_kind"].astype("string").str.strip().str.lower()
-    bad = ~kind.isin([HUMAN, JUDGE]).fillna(False)
-    if bad.any():
-        v = df["rater_kind"][bad].iloc[0]
-        raise DataError(f"rater_kind must be 'human' or 'judge' but is '{v}'", column="rater_kind",
-                        fix="validate the table first (evalcore.data.schema.validate)")
-    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
-    if not np.isfinite(score).all():
-        raise DataError("some scores are empty or not numbers", column="score",
-                        fix="validate the table first (evalcore.data.schema.validate): it drops empty scores")
-    is_h = (kind == HUMAN).to_numpy(dtype=bool)
-    rater_code, rater_names = pd.factorize(df["rater"].astype("string"), sort=True)
-    all_judges = sorted(set(map(str, df.loc[~is_h, "rater"].astype("string").unique())))
-    chosen = all_judges if judges is None else list(dict.fromkeys(map(str, [judges] if isinstance(judges, str) else judges)))
-    unknown = [j for j in chosen if j not in all_judges]
-    if unknown:
-        raise DataError(f"there is no judge named '{unknown[0]}'",
-                        fix="choose from: " + (", ".join(all_judges) or "(the table has no judge rows)"))
-    item_code, item_names = pd.factorize(df["item_id"])
-    if (item_code < 0).any():
-        raise DataError("some rows have no item_id", column="item_id",
-                        fix="validate the table first (evalcore.data.schema.validate)")
-    crit = df["criterion"].astype("string").fillna("overall") if "criterion" in df.columns else \
-        pd.Series("overall", index=df.index, dtype="string")
-    # `by` columns describe the item: the same value on every row of an item.
-    n_items = len(item_names)
-    first_row = np.empty(n_items, dtype=np.int64)
-    first_row[item_code[::-1]] = np.arange(len(df))[::-1]
-    for b in by:
-        codes, _ = pd.factorize(df[b], use_na_sentinel=False)
-        diff = codes != codes[first_row[item_code]]
-        if diff.any():
-            item = item_names[item_code[int(np.flatnonzero(diff)[0])]]
-            raise DataError(
-                f"column '{b}' has different values within one item ('{item}')", column=b,
-                fix=f"group by a column that describes the item; for prompt or temperature variants use "
-                    f"evalcore.pointwise.consistency.variant_agreement(variant_column='{b}'), or keep one variant")
-    # Scale per criterion: every rater's scores, or the caller's.
-    lo_hi = pd.DataFrame({"c": crit.to_numpy(), "s": score}).groupby("c", sort=True)["s"].agg(["min", "max"])
-    scales = {str(c): (float(r["min"]), float(r["max"])) for c, r in lo_hi.iterrows()}
-    for c, rng_ in (scale or {}).items():
-        c = str(c)
-        try:
-            lo, hi = (float(rng_[0]), float(rng_[1]))
-        except (TypeError, ValueError, IndexError):
-            raise DataError(f"the scale of '{c}' must be a (lowest, highest) pair of numbers, not {rng_!r}",
-                            fix="pass e.g. scale={'" + c + "': (1, 100)}") from None
-        if not lo < hi:
-            raise DataError(f"the scale of '{c}' must have lowest < highest, not {rng_!r}",
-                            fix="pass e.g. scale={'" + c + "': (1, 100)}")
-        if c in scales and (scales[c][0] < lo or scales[c][1] > hi):
-            raise DataError(f"scores of '{c}' run from {scales[c][0]:g} to {scales[c][1]:g}, outside the "
-                            f"scale {lo:g}-{hi:g} you gave", column="score",
-                            fix="widen the scale, or remove the out-of-range scores")
-        if c in scales:
-            scales[c] = (lo, hi)
-    # Rows kept: humans, and the chosen judges.
-    jmap = {j: i + 1 for i, j in enumerate(chosen)}
-    rname = np.asarray(rater_names.astype(str), dtype=object)
-    src_of_rater = np.array([jmap.get(r, -1) for r in rname], dtype=np.int64)
-    source = np.where(is_h, 0, src_of_rater[rater_code])
-    sample = (pd.to_numeric(df["sample"], errors="coerce").fillna(0).to_numpy(dtype=np.int64)
-              if "sample" in df.columns else np.zeros(len(df), dtype=np.int64))
-    keep = source >= 0
-    if is_h.any() and "sample" in df.columns and len(np.unique(sample[is_h])) > 1:
-        # A human who rated an item several times counts once: the first sample.
-        key = pd.DataFrame({"i": item_code, "c": crit.to_numpy(), "r": rater_code, "s": sample})
-        first = key.groupby(["i", "c", "r"], sort=False)["s"].transform("min").to_numpy()
-        keep &= ~is_h | (sample == first)
-    idx = np.flatnonzero(keep)
-    key_df = pd.DataFrame({"criterion": crit.to_numpy()[idx]})
-    for b in by:
-        key_df[b] = df[b].to_numpy()[idx]
-    grouped = key_df.groupby(list(key_df.columns), sort=True, dropna=False)
-    cell = grouped.ngroup().to_numpy().astype(np.int64)
-    keys = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index]
-    order = np.argsort(cell, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(cell, minlength=len(keys)))])
-    return _Prep(by=by, judges=tuple(chosen), item=item_code[idx], item_names=np.asarray(item_names),
-                 source=source[idx], rater=rater_code[idx], sample=sample[idx], score=score[idx],
-                 row=idx, cell=cell, keys=keys, order=order, bounds=bounds, scale=scales)
-
-
-def _percentile(boot: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile interval of each row of ``boot`` (rows x resamples) over its finite values.
-
-    numpy's default ('linear') quantile, computed from one sort (NaN sorts last) so that
-    thousands of rows cost one call. Rows where fewer than half the resamples (or fewer
-    than 10) are finite get no interval; the third result marks them.
-    """
-    M, B = boot.shape
-    if B == 0:
-        nan = np.full(M, np.nan)
-        return nan, nan.copy(), np.zeros(M, dtype=bool)
-    ok = np.isfinite(boot).sum(axis=1)
-    srt = np.sort(np.where(np.isfinite(boot), boot, np.nan), axis=1)
-    a = (1.0 - level) / 2.0
-
-    def q(p: float) -> np.ndarray:
-        last = np.maximum(ok - 1, 0)
-        pos = p * last
-        i = np.floor(pos).astype(np.int64)
-        j = np.minimum(i + 1, last)
-        lo_v = np.take_along_axis(srt, i[:, None], axis=1)[:, 0]
-        hi_v = np.take_along_axis(srt, j[:, None], axis=1)[:, 0]
-        return lo_v + (pos - i) * (hi_v - lo_v)
-
-    enough = ok >= max(10, 0.5 * B)
-    lo, hi = q(a), q(1 - a)
-    return np.where(enough, lo, np.nan), np.where(enough, hi, np.nan), ~enough
-
-
-class _Table:
-    """Collects result rows with their bootstrap replicates, then adds intervals and flags."""
-
-    def __init__(self, section: str, by: Sequence[str], n_boot: int, level: float) -> None:
-        self.section, self.by, self.n_boot, self.level = section, list(by), n_boot, level
-        self.recs: list[dict] = []
-        self.boot: list[np.ndarray] = []
-
-    def add(self, key: tuple, judge: str | None, measure: str, values: np.ndarray | float, n: int, *,
-            tested: bool = False, undefined: str = "", note: str = "") -> None:
-        """One row. ``values`` holds the estimate then the ``n_boot`` replicates (or is a scalar
-        NaN for an estimate that is not defined, with ``undefined`` saying why)."""
-        arr = np.atleast_1d(np.asarray(values, dtype=float))
-        if arr.size == 1 and self.n_boot > 0:
-            arr = np.concatenate([arr, np.full(self.n_boot, np.nan)])
-        est = float(arr[0])
-        notes = [note] if note else []
-        if not np.isfinite(est):
-            est = np.nan
-            notes.insert(0, undefined or "not defined")
-        self.recs.append({"judge": judge, "criterion": key[0], **dict(zip(self.by, key[1:])),
-                          "measure": measure, "estimate": est, "n": int(n), "_tested": tested,
-                          "_notes": notes})
-        self.boot.append(arr[1:])
-
-    def frame(self) -> pd.DataFrame:
-        cols = ["section", "judge", "criterion", *self.by, *VALUE_COLUMNS]
-        if not self.recs:
-            return pd.DataFrame(columns=cols)
-        boot = np.vstack(self.boot) if self.n_boot > 0 else np.empty((len(self.recs), 0))
-        lo, hi, sparse_ci = _percentile(boot, self.level)
-        rows = []
-        for r, l, h, sp in zip(self.recs, lo, hi, sparse_ci):
-            notes = list(r.pop("_notes"))
-            tested = r.pop("_tested")
-            defined = np.isfinite(r["estimate"])
-            if defined and self.n_boot == 0:
-                notes.append("no interval (n_boot=0)" + (", so not tested" if tested else ""))
-            elif defined and sp:
-                notes.append("no interval: the measure is undefined in most resamples"
-                             + (", so not tested" if tested else ""))
-            l, h = (float(l), float(h)) if defined else (np.nan, np.nan)
-            flagged = bool(tested and r["judge"] is not None and np.isfinite(l) and np.isfinite(h)
-                           and (l > 0 or h < 0))
-            rows.append({"section": self.section, **r, "ci_low": l, "ci_high": h, "flagged": flagged,
-                         "note": "; ".join(notes)})
-        out = pd.DataFrame(rows, columns=cols)
-        out["judge"] = out["judge"].astype(object).where(out["judge"].notna(), None)
-        out["flagged"] = out["flagged"].astype(bool)
-        out["n"] = out["n"].astype(np.int64)
-        return out
-
-
-def _source_name(prep: _Prep, s: int) -> str | None:
-    return None if s == 0 else prep.judges[s - 1]
-
-
-def _cell_items(prep: _Prep, rows: np.ndarray) -> tuple[np.ndarray, int]:
-    loc, uniq = pd.factorize(prep.item[rows])
-    return loc.astype(np.int64), len(uniq)
+# --------------------------------------------------------------------------- shared helpers
 
 
 def _hist(item_loc: np.ndarray, code: np.ndarray, n_items: int, q: int) -> sparse.csr_matrix:
@@ -359,13 +98,6 @@ def _on_items(WT: np.ndarray, src: dict, common: np.ndarray) -> np.ndarray:
     if np.array_equal(common > 0, src["n"] > 0):
         return src["hist"]
     return _wsum(WT, sparse.diags(common) @ src["H"])
-
-
-def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.asarray(a / b, dtype=float)
-    out[~np.isfinite(out)] = np.nan
-    return out
 
 
 def _entropy_bits(hist: np.ndarray) -> np.ndarray:
@@ -411,7 +143,7 @@ def score_frequencies(
         every source, with a zero count where unused, so that bars line up. Every sample of a
         judge counts; a human counts once per item.
     """
-    prep = _prepare(ratings, by=by, judges=judges)
+    prep = cell_ratings(ratings, by=by, judges=judges)
     by = prep.by
     crit_of = np.array([k[0] for k in prep.keys], dtype=object)[prep.cell]
     frames = []
@@ -429,7 +161,7 @@ def score_frequencies(
         out = pd.DataFrame({"criterion": np.repeat(crit, n * q)})
         for j, b in enumerate(by):
             out[b] = np.repeat(np.array([prep.keys[c][1 + j] for c in cells[ci]], dtype=object), q)
-        names = np.array([HUMANS, *prep.judges], dtype=object)
+        names = np.array([HUMANS_LABEL, *prep.judges], dtype=object)
         out["source"] = np.repeat(names[si], q)
         out["score"] = np.tile(values, n)
         cnt = counts[ci, si].ravel()
@@ -526,72 +258,89 @@ def scale_use(
     evaluators", §3.2 and Fig. 3. Hada et al. (2024), "Are large language model-based evaluators
     the solution to scaling up multilingual evaluation?", §4.2 and Figs. 6-7.
     """
-    _check_options(n_boot, level)
-    prep = _prepare(ratings, by=by, judges=judges, scale=scale)
-    base = _base_seed(seed)
-    table = _Table(SECTION, prep.by, n_boot, level)
-    S = 1 + len(prep.judges)
+    n_boot, level = check_resamples(n_boot), check_level(level)
+    prep = cell_ratings(ratings, by=by, judges=judges, scale=scale)
+    base = root_seed(seed)
+    table = SectionTable(SECTION, prep.by, n_boot=n_boot, level=level)
     for c, key in enumerate(prep.keys):
         rows = prep.rows(c)
-        lo, top = prep.scale[str(key[0])]
-        span = top - lo
-        item_loc, n_items = _cell_items(prep, rows)
-        values, vcode = np.unique(prep.score[rows], return_inverse=True)
-        W = _item_weights(_cell_rng(base, SECTION, key), n_items, n_boot)
+        item_loc, n_items = cell_items(prep, rows)
+        W = item_weights(cell_rng(base, (SECTION, key)), n_items, n_boot)
         WT = np.ascontiguousarray(W.T)
-        src = prep.source[rows]
-        per: dict[int, dict] = {}
-        for s in range(S):
-            m = src == s
-            if not m.any():
-                continue
-            # Only the values this source gave: a resample cannot give others.
-            cols, vloc = np.unique(vcode[m], return_inverse=True)
-            H = _hist(item_loc[m], vloc, n_items, len(cols))
-            vals = values[cols]
-            n_i = np.asarray(H.sum(axis=1)).ravel()
-            sum_i = H @ vals
-            top_i = H @ (vals == top).astype(float)
-            hist = _wsum(WT, H)
-            per[s] = {"H": H, "n": n_i, "sum": sum_i, "top": top_i, "hist": hist}
-            used = hist > 0
-            judge = _source_name(prep, s)
-            n_src = int((n_i > 0).sum())
-            table.add(key, judge, "distinct_values", used.sum(axis=1).astype(float), n_src)
-            first = np.argmax(used, axis=1)
-            last = len(cols) - 1 - np.argmax(used[:, ::-1], axis=1)
-            rng_share = (vals[last] - vals[first]) / span if span > 0 else np.nan
-            table.add(key, judge, "range_share", rng_share, n_src,
-                      undefined=f"not defined: every score of '{key[0]}' is {lo:g}, so the scale has no range")
-            table.add(key, judge, "entropy", _entropy_bits(hist), n_src)
-            table.add(key, judge, "top_share", _ratio(hist @ (vals == top), hist.sum(axis=1)), n_src)
-        if 0 not in per:
-            why = "not defined: no human rated an item in this group"
-            for s in per:
-                for meas in SCALE_TESTED:
-                    table.add(key, _source_name(prep, s), meas, np.nan, 0, tested=True, undefined=why)
-            continue
-        h = per[0]
-        for s in range(1, S):
-            if s not in per:
-                continue
-            j = per[s]
-            judge = _source_name(prep, s)
-            common = ((j["n"] > 0) & (h["n"] > 0)).astype(float)
-            n_common = int(common.sum())
-            if n_common == 0:
-                why = "not defined: no item in this group was rated by both the judge and humans"
-                for meas in SCALE_TESTED:
-                    table.add(key, judge, meas, np.nan, 0, tested=True, undefined=why)
-                continue
-            jn, hn = W @ (j["n"] * common), W @ (h["n"] * common)
-            tsd = _ratio(W @ (j["top"] * common), jn) - _ratio(W @ (h["top"] * common), hn)
-            table.add(key, judge, "top_share_difference", tsd, n_common, tested=True)
-            shift = _ratio(W @ (j["sum"] * common), jn) - _ratio(W @ (h["sum"] * common), hn)
-            table.add(key, judge, "mean_shift", shift, n_common, tested=True)
-            ent = _entropy_bits(_on_items(WT, j, common)) - _entropy_bits(_on_items(WT, h, common))
-            table.add(key, judge, "entropy_difference", ent, n_common, tested=True)
+        per = _scale_sources(table, prep, key, rows, item_loc, WT)
+        _scale_differences(table, prep, key, per, W, WT)
     return table.frame()
+
+
+def _add(table: SectionTable, key: tuple, judge: str | None, measure: str, values, n: int, **kwargs) -> None:
+    """One row of a cell ``key = (criterion, *by values)``."""
+    table.row(judge, key[0], key[1:], measure, values, n, **kwargs)
+
+
+def _scale_sources(table: SectionTable, prep: CellRatings, key: tuple, rows: np.ndarray, item_loc: np.ndarray,
+                   WT: np.ndarray) -> dict[int, dict]:
+    """The descriptive rows of every source of one cell (``WT``: the item weights, transposed); returns
+    each source's per-item statistics."""
+    lo, top = prep.scale[str(key[0])]
+    span = top - lo
+    n_items = WT.shape[0]
+    values, vcode = np.unique(prep.score[rows], return_inverse=True)
+    src = prep.source[rows]
+    per: dict[int, dict] = {}
+    for s in range(1 + len(prep.judges)):
+        m = src == s
+        if not m.any():
+            continue
+        # Only the values this source gave: a resample cannot give others.
+        cols, vloc = np.unique(vcode[m], return_inverse=True)
+        H = _hist(item_loc[m], vloc, n_items, len(cols))
+        vals = values[cols]
+        n_i = np.asarray(H.sum(axis=1)).ravel()
+        hist = _wsum(WT, H)
+        per[s] = {"H": H, "n": n_i, "sum": H @ vals, "top": H @ (vals == top).astype(float), "hist": hist}
+        used = hist > 0
+        judge = prep.source_name(s)
+        n_src = int((n_i > 0).sum())
+        _add(table, key, judge, "distinct_values", used.sum(axis=1).astype(float), n_src)
+        first = np.argmax(used, axis=1)
+        last = len(cols) - 1 - np.argmax(used[:, ::-1], axis=1)
+        rng_share = (vals[last] - vals[first]) / span if span > 0 else np.nan
+        _add(table, key, judge, "range_share", rng_share, n_src,
+             undefined=f"not defined: every score of '{key[0]}' is {lo:g}, so the scale has no range")
+        _add(table, key, judge, "entropy", _entropy_bits(hist), n_src)
+        _add(table, key, judge, "top_share", safe_div(hist @ (vals == top), hist.sum(axis=1)), n_src)
+    return per
+
+
+def _scale_differences(table: SectionTable, prep: CellRatings, key: tuple, per: dict[int, dict],
+                       W: np.ndarray, WT: np.ndarray) -> None:
+    """Each judge against the humans on the items both rated in the cell (the tested rows)."""
+    if 0 not in per:
+        why = "not defined: no human rated an item in this group"
+        for s in per:
+            for meas in SCALE_TESTED:
+                _add(table, key, prep.source_name(s), meas, np.nan, 0, test="two-sided", undefined=why)
+        return
+    h = per[0]
+    for s in range(1, 1 + len(prep.judges)):
+        if s not in per:
+            continue
+        j = per[s]
+        judge = prep.source_name(s)
+        common = ((j["n"] > 0) & (h["n"] > 0)).astype(float)
+        n_common = int(common.sum())
+        if n_common == 0:
+            why = "not defined: no item in this group was rated by both the judge and humans"
+            for meas in SCALE_TESTED:
+                _add(table, key, judge, meas, np.nan, 0, test="two-sided", undefined=why)
+            continue
+        jn, hn = W @ (j["n"] * common), W @ (h["n"] * common)
+        tsd = safe_div(W @ (j["top"] * common), jn) - safe_div(W @ (h["top"] * common), hn)
+        _add(table, key, judge, "top_share_difference", tsd, n_common, test="two-sided")
+        shift = safe_div(W @ (j["sum"] * common), jn) - safe_div(W @ (h["sum"] * common), hn)
+        _add(table, key, judge, "mean_shift", shift, n_common, test="two-sided")
+        ent = _entropy_bits(_on_items(WT, j, common)) - _entropy_bits(_on_items(WT, h, common))
+        _add(table, key, judge, "entropy_difference", ent, n_common, test="two-sided")
 
 
 # --------------------------------------------------------------------------- round numbers
@@ -708,13 +457,11 @@ def round_number_bias(
     Stureborg et al. (2024), §3.2 and Fig. 3; Thomas & Morwitz (2009) and Honda et al. (2022)
     on round-number bias in human numerical judgments.
     """
-    _check_options(n_boot, level)
-    prep = _prepare(ratings, by=by, judges=judges, scale=scale)
-    base = _base_seed(seed)
-    table = _Table(SECTION, prep.by, n_boot, level)
-    S = 1 + len(prep.judges)
+    n_boot, level = check_resamples(n_boot), check_level(level)
+    prep = cell_ratings(ratings, by=by, judges=judges, scale=scale)
+    base = root_seed(seed)
+    table = SectionTable(SECTION, prep.by, n_boot=n_boot, level=level)
     for c, key in enumerate(prep.keys):
-        rows = prep.rows(c)
         lo_f, hi_f = prep.scale[str(key[0])]
         lo, hi = int(math.ceil(lo_f)), int(math.floor(hi_f))
         levels = hi - lo + 1
@@ -723,80 +470,102 @@ def round_number_bias(
                    f"values; round-number bias needs a wide scale with {min_levels} or more (e.g. 1-10, 1-100)")
             for meas in ROUND_MEASURES:
                 if not meas.endswith("difference"):
-                    table.add(key, None, meas, np.nan, 0, undefined=why)
+                    _add(table, key, None, meas, np.nan, 0, undefined=why)
             continue
+        rows = prep.rows(c)
+        item_loc, n_items = cell_items(prep, rows)
+        W = item_weights(cell_rng(base, ("round_number_bias", key)), n_items, n_boot)
         weights = {m: _round_weights(lo, hi, m) for m in ROUND_BASES}
-        item_loc, n_items = _cell_items(prep, rows)
-        W = _item_weights(_cell_rng(base, "round_number_bias", key), n_items, n_boot)
-        src = prep.source[rows]
-        score = prep.score[rows]
-        per: dict[int, dict | str] = {}
-        for s in range(S):
-            m = src == s
-            if not m.any():
+        per = _round_sources(table, prep, key, rows, item_loc, W, weights, lo)
+        _round_differences(table, prep, key, per, W, weights, lo, hi)
+    return _in_measure_order(table.frame(), prep.by)
+
+
+def _round_sources(table: SectionTable, prep: CellRatings, key: tuple, rows: np.ndarray, item_loc: np.ndarray,
+                   W: np.ndarray, weights: dict, lo: int) -> dict[int, dict | str]:
+    """Round-number shares and excesses of every source of one cell; returns each source's per-item
+    statistics, or why it has none (scores that are not whole numbers)."""
+    src, score = prep.source[rows], prep.score[rows]
+    levels = len(next(iter(weights.values()))[0])
+    hi = lo + levels - 1
+    per: dict[int, dict | str] = {}
+    for s in range(1 + len(prep.judges)):
+        m = src == s
+        if not m.any():
+            continue
+        judge = prep.source_name(s)
+        n_src = len(np.unique(item_loc[m]))
+        sc = score[m]
+        test = "two-sided" if s > 0 else None
+        if not np.all(sc == np.round(sc)):
+            who = "the humans give" if s == 0 else f"'{judge}' gives"
+            per[s] = (f"not defined: {who} scores that are not whole numbers (e.g. averages of samples), "
+                      "so round numbers cannot be told apart")
+            for meas in ROUND_MEASURES:
+                if not meas.endswith("difference"):
+                    _add(table, key, judge, meas, np.nan, n_src, test=test, undefined=per[s])
+            continue
+        H = _hist(item_loc[m], (sc - lo).astype(np.int64), W.shape[1], levels)
+        n_i = np.asarray(H.sum(axis=1)).ravel()
+        stats = {"n": n_i}
+        for mb, (ind, cw) in weights.items():
+            stats[f"share_{mb}"] = H @ ind
+            stats[f"excess_{mb}"] = H @ cw
+        per[s] = stats
+        tot = W @ n_i
+        for mb, (ind, _) in weights.items():
+            none_inside = not ind.any()
+            why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it "
+                   "(the lowest and top scores are left out)")
+            share = np.nan if none_inside else safe_div(W @ stats[f"share_{mb}"], tot)
+            exc = np.nan if none_inside else safe_div(W @ stats[f"excess_{mb}"], tot)
+            _add(table, key, judge, f"round_share_{mb}", share, n_src, undefined=why)
+            _add(table, key, judge, f"round_excess_{mb}", exc, n_src, test=test, undefined=why)
+    return per
+
+
+def _round_differences(table: SectionTable, prep: CellRatings, key: tuple, per: dict[int, dict | str],
+                       W: np.ndarray, weights: dict, lo: int, hi: int) -> None:
+    """Each judge's round-number excess minus the humans', on the items both rated (the tested rows)."""
+    h = per.get(0)
+    for s in range(1, 1 + len(prep.judges)):
+        if s not in per:
+            continue
+        judge = prep.source_name(s)
+        j = per[s]
+        for mb, (ind, _) in weights.items():
+            meas = f"round_excess_{mb}_difference"
+            why = _round_difference_undefined(j, h)
+            if why:
+                _add(table, key, judge, meas, np.nan, 0, test="two-sided", undefined=why)
                 continue
-            judge = _source_name(prep, s)
-            n_src = len(np.unique(item_loc[m]))
-            sc = score[m]
-            if not np.all(sc == np.round(sc)):
-                who = "the humans give" if s == 0 else f"'{judge}' gives"
-                why = (f"not defined: {who} scores that are not whole numbers (e.g. averages of samples), "
-                       "so round numbers cannot be told apart")
-                per[s] = why
-                for meas in ROUND_MEASURES:
-                    if not meas.endswith("difference"):
-                        table.add(key, judge, meas, np.nan, n_src, tested=s > 0, undefined=why)
+            common = ((j["n"] > 0) & (h["n"] > 0)).astype(float)
+            if not ind.any() or not common.any():
+                why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it"
+                       if not ind.any() else
+                       "not defined: no item in this group was rated by both the judge and humans")
+                _add(table, key, judge, meas, np.nan, int(common.sum()), test="two-sided", undefined=why)
                 continue
-            H = _hist(item_loc[m], (sc - lo).astype(np.int64), n_items, levels)
-            n_i = np.asarray(H.sum(axis=1)).ravel()
-            stats = {"n": n_i}
-            for mb, (ind, cw) in weights.items():
-                stats[f"share_{mb}"] = H @ ind
-                stats[f"excess_{mb}"] = H @ cw
-            per[s] = stats
-            tot = W @ n_i
-            for mb, (ind, _) in weights.items():
-                none_inside = not ind.any()
-                why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it "
-                       "(the lowest and top scores are left out)")
-                share = np.nan if none_inside else _ratio(W @ stats[f"share_{mb}"], tot)
-                exc = np.nan if none_inside else _ratio(W @ stats[f"excess_{mb}"], tot)
-                table.add(key, judge, f"round_share_{mb}", share, n_src, undefined=why)
-                table.add(key, judge, f"round_excess_{mb}", exc, n_src, tested=s > 0, undefined=why)
-        h = per.get(0)
-        for s in range(1, S):
-            if s not in per:
-                continue
-            judge = _source_name(prep, s)
-            j = per[s]
-            for mb, (ind, _) in weights.items():
-                meas = f"round_excess_{mb}_difference"
-                if isinstance(j, str):
-                    table.add(key, judge, meas, np.nan, 0, tested=True, undefined=j)
-                    continue
-                if h is None:
-                    table.add(key, judge, meas, np.nan, 0, tested=True,
-                              undefined="not defined: no human rated an item in this group")
-                    continue
-                if isinstance(h, str):
-                    table.add(key, judge, meas, np.nan, 0, tested=True, undefined=h)
-                    continue
-                common = ((j["n"] > 0) & (h["n"] > 0)).astype(float)
-                if not ind.any() or not common.any():
-                    why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it"
-                           if not ind.any() else
-                           "not defined: no item in this group was rated by both the judge and humans")
-                    table.add(key, judge, meas, np.nan, int(common.sum()), tested=True, undefined=why)
-                    continue
-                diff = (_ratio(W @ (j[f"excess_{mb}"] * common), W @ (j["n"] * common))
-                        - _ratio(W @ (h[f"excess_{mb}"] * common), W @ (h["n"] * common)))
-                table.add(key, judge, meas, diff, int(common.sum()), tested=True)
-    out = table.frame()
+            diff = (safe_div(W @ (j[f"excess_{mb}"] * common), W @ (j["n"] * common))
+                    - safe_div(W @ (h[f"excess_{mb}"] * common), W @ (h["n"] * common)))
+            _add(table, key, judge, meas, diff, int(common.sum()), test="two-sided")
+
+
+def _round_difference_undefined(j: dict | str, h: dict | str | None) -> str:
+    """Why a judge's round-number difference is not defined ('' when it may be)."""
+    if isinstance(j, str):
+        return j
+    if h is None:
+        return "not defined: no human rated an item in this group"
+    return h if isinstance(h, str) else ""
+
+
+def _in_measure_order(out: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Rows by criterion and group, then the humans before the judges, then measures in :data:`ROUND_MEASURES` order."""
+    if not len(out):
+        return out
     order = {m: i for i, m in enumerate(ROUND_MEASURES)}
-    if len(out):
-        keys = ["criterion", *prep.by]
-        out["_o"] = out["measure"].map(order)
-        out["_j"] = out["judge"].map(lambda j: "" if j is None else "\x01" + j)
-        out = out.sort_values([*keys, "_j", "_o"], kind="stable", na_position="last") \
-            .drop(columns=["_o", "_j"]).reset_index(drop=True)
-    return out
+    out["_o"] = out["measure"].map(order)
+    out["_j"] = out["judge"].map(lambda j: "" if j is None else "\x01" + j)
+    return out.sort_values(["criterion", *by, "_j", "_o"], kind="stable", na_position="last") \
+        .drop(columns=["_o", "_j"]).reset_index(drop=True)

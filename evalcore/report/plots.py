@@ -9,8 +9,9 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from .tables import HUMANS  # noqa: F401  (the humans' name in what a page shows; re-exported)
+
 RATES = {"percent_agreement", "full_agreement", "pairwise_agreement", "weighted_f1"}
-HUMANS = "(humans)"
 PALETTE = px.colors.qualitative.Safe
 CLASS_LABELS = {"full": "all annotators agree", "partial": "some agree", "none": "all disagree"}
 
@@ -23,7 +24,8 @@ def _hover(sub: pd.DataFrame) -> pd.Series:
     ci = [f"[{_fmt(lo)}, {_fmt(hi)}]" if np.isfinite(lo) else "no interval" for lo, hi in zip(sub["ci_low"], sub["ci_high"])]
     note = sub["note"].fillna("").map(lambda s: f"<br>{s}" if s else "")
     return ("estimate " + sub["estimate"].map(_fmt) + "<br>95% CI " + pd.Series(ci, index=sub.index)
-            + "<br>n = " + sub["n_items"].astype(str) + " units, " + sub["n_ratings"].astype(str) + " ratings" + note)
+            + "<br>n = " + sub["n"].astype(str) + " items, " + sub["n_units"].astype(str) + " units, "
+            + sub["n_ratings"].astype(str) + " ratings" + note)
 
 
 def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by: Sequence[str]) -> go.Figure:

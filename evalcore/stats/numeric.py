@@ -1,4 +1,4 @@
-"""Small numeric helpers every analysis shares: division that says "undefined", category codes."""
+"""Small numeric helpers every analysis shares: division that says "undefined" (or 0), category codes, notes."""
 
 from __future__ import annotations
 
@@ -15,6 +15,16 @@ def safe_div(a, b) -> np.ndarray:
         out = np.asarray(np.divide(a, b), dtype=float)  # a new array: safe to write into
     out[~np.isfinite(out)] = np.nan
     return out
+
+
+def zero_div(a, b) -> np.ndarray:
+    """``a / b`` as floats where ``b > 0``, and 0 elsewhere (sums over nothing that count as nothing).
+
+    >>> zero_div(np.array([1.0, 1.0, 2.0]), np.array([2.0, 0.0, -1.0])).tolist()
+    [0.5, 0.0, 0.0]
+    """
+    a = np.asarray(a, dtype=float)
+    return np.divide(a, b, out=np.zeros(np.broadcast_shapes(a.shape, np.shape(b))), where=np.asarray(b) > 0)
 
 
 def codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -101,6 +101,7 @@ class ResultTable:
         lo, hi, sparse_ci = percentile_interval(boot, self.level)
         rows = []
         for r, l, h, sp in zip(self._rows, lo, hi, sparse_ci):
+            r = dict(r)  # the table can be framed again
             notes, test = list(r.pop("_notes")), r.pop("_test")
             defined = np.isfinite(r["estimate"])
             if defined and self.n_boot == 0:

@@ -14,7 +14,8 @@ from ..columns import COLUMNS, COMPARISONS, RATINGS
 from ..errors import DataError
 from ..data.presets import PRESETS, detect_preset
 from ..data.store import NEEDS_MAPPING, READY
-from . import TABLE_LABEL, current_info, datasets, download_csv, guard, set_current, workspace
+from ..report import tables
+from .state import TABLE_LABEL, current_info, current_table, datasets, download_csv, guard, set_current, workspace
 
 SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
 _PENDING = "evalcore_pending_id"
@@ -224,7 +225,7 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
     judge_raters = None
     if not wide and "rater_kind" not in mapping.values() and "rater" in mapping.values():
         src = next(k for k, v in mapping.items() if v == "rater")
-        raters = sorted(map(str, raw[src].dropna().unique()))[:500]
+        raters = tables.levels(raw, src)[:500]
         judge_raters = st.multiselect("The file has no rater_kind column: which raters are LLM judges?", raters,
                                       default=ingest.guess_judges(raters), key=f"jr_{dataset_id}")
     try:
@@ -268,13 +269,7 @@ def saved_panel() -> None:
         st.caption("No saved datasets yet. Everything you import is kept here, across refreshes and restarts, "
                    "until you delete it.")
         return
-    table = pd.DataFrame([{
-        "name": d.name,
-        "tables": ", ".join(f"{k}: {n:,} rows" for k, n in d.tables.items()) or "(not imported yet)",
-        "status": "ready" if d.status == READY else "needs column mapping",
-        "source": d.source, "updated (UTC)": d.updated.strftime("%Y-%m-%d %H:%M"),
-    } for d in items])
-    st.dataframe(table, hide_index=True)
+    st.dataframe(tables.saved_datasets(items), hide_index=True)
     ids = [d.id for d in items]
     names = {d.id: d.name for d in items}
     cur = current_info()
@@ -313,8 +308,6 @@ def _summary(dataset_id: str, kind: str, stamp: str, _frame: pd.DataFrame) -> tu
 
 
 def summary_panel() -> None:
-    from . import current_table
-
     info = current_info()
     if info is None:
         return
@@ -334,7 +327,7 @@ def summary_panel() -> None:
                     help=", ".join(s["tasks"] if kind == RATINGS else s["systems"]) or None)
         st.caption("Criteria: " + (", ".join(s["criteria"]) or "-") + " · Languages: "
                    + (", ".join(s["languages"]) or "-"))
-        shown = av[av["table"] == kind][["available", "title", "missing"]]
+        shown = tables.unlocked(av, kind)
         st.markdown("**What this data unlocks**")
         st.dataframe(shown, hide_index=True, column_config={
             "available": st.column_config.CheckboxColumn("available", width="small"),

@@ -74,7 +74,7 @@ def test_unseen_multilingual_file_through_page_and_cli(ws, tmp_path, capsys):
     assert main(["agreement", str(path), "--boot", "100", "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
     frame = pd.DataFrame(records)
-    assert {"language", "criterion", "judge", "measure", "estimate", "ci_low", "ci_high", "n_items"} <= set(frame.columns)
+    assert {"language", "criterion", "judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_units"} <= set(frame.columns)
     assert frame["judge"].dropna().nunique() == 6 and frame["language"].nunique() == 6
     assert frame["criterion"].nunique() == 5
     defined = frame[frame["estimate"].notna()]

@@ -493,7 +493,7 @@ def test_crowdkit_missing_column_is_a_data_error(tmp_path):
 
 
 def test_model_name_heuristic():
-    from evalcore.data.presets import _looks_like_model
+    from evalcore.data.presets.crowdkit import _looks_like_model
 
     for name in ("gpt-4o", "Claude-3-opus", "gemini-1.5", "Llama-3-70B", "mistral-large", "judge_7",
                  "reward-model", "chatbot", "qwen2-72b", "o1-mini", "my_bot"):

@@ -23,6 +23,7 @@ from scipy.special import betaln, logsumexp, roots_legendre
 
 from evalcore.data import ingest
 from evalcore.errors import DataError
+from evalcore.pairwise import dawid_skene as dsm
 from evalcore.pairwise import winrate as wr
 from evalcore.pairwise.winrate import Counts, NotApplicable, Prior, WinRate
 from tests.helpers import DATASETS, ROOT
@@ -270,14 +271,14 @@ def test_ood_prior_is_eqs_12_13_with_concentration_two():
     pair, _ = simulated_pair(20, 0.5, Q0[:2], Q1[:2], seed=1)
     c = Counts(("judge1", "judge0", "other"), n0=np.array([4.0, 10.0, 9.0]), s0=np.array([1.0, 7.0, 9.0]),
                n1=np.array([0.0, 6.0, 9.0]), s1=np.array([0.0, 5.0, 9.0]), source="x vs y")
-    a0, b0, a1, b1 = wr._ds_priors(pair, c)  # reordered to the pair's judges (judge0, judge1)
+    a0, b0, a1, b1 = dsm._ds_priors(pair, c)  # reordered to the pair's judges (judge0, judge1)
     np.testing.assert_allclose(a0, [16 / 12, 4 / 6])  # (2 s0 + 2) / (n0 + 2)
     np.testing.assert_allclose(b0, [8 / 12, 8 / 6])  # (2 n0 - 2 s0 + 2) / (n0 + 2)
     np.testing.assert_allclose(a1, [12 / 8, 1.0])
     np.testing.assert_allclose(b1, [4 / 8, 1.0])
     np.testing.assert_allclose(a0 + b0, 2.0)
     np.testing.assert_allclose(a1 + b1, 2.0)
-    none = wr._ds_priors(pair, None)
+    none = dsm._ds_priors(pair, None)
     for got, want in zip(none, (2.0, 1.0, 2.0, 1.0)):
         np.testing.assert_array_equal(got, [want, want])
 
@@ -593,9 +594,9 @@ def test_numba_kernel_is_the_pymc_models_log_density_and_gradient(use_ood):
     lab = wr.label_mask(pair, 0.3, seed=1)
     ood = (Counts(pair.judges, n0=np.array([10.0, 4, 7]), s0=np.array([9.0, 1, 5]), n1=np.array([6.0, 30, 3]),
                   s1=np.array([2.0, 27, 3]), source="x") if use_ood else None)
-    data = wr._ds_data(pair, lab, *wr._ds_priors(pair, ood))
+    data = dsm._ds_data(pair, lab, *dsm._ds_priors(pair, ood))
     assert 0 < data["H0"].sum() + data["H1"].sum() < data["w"].size  # both kinds of pattern present
-    model = wr._ds_model(data)
+    model = dsm._ds_model(data)
     logp, dlogp = model.compile_logp(), model.compile_dlogp()
     names = [v.name for v in model.value_vars]
     assert names == ["p_logodds__", "q0_logodds__", "q1_logodds__"]
@@ -915,7 +916,7 @@ def test_warm_up_loads_the_kernel_and_sampler():
     assert wr.is_compiled()
     from evalcore.pairwise import _dskernel
 
-    assert wr._kernel() is _dskernel
+    assert dsm._kernel() is _dskernel
 
 
 def test_results_frame_judges_table_and_mean_errors(sample):

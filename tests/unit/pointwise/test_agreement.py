@@ -240,8 +240,13 @@ def test_bad_options_raise_data_errors():
         agreement(df, by=["dialect"])
     with pytest.raises(DataError, match="no judge named 'gpt-5'"):
         agreement(df, judges=["gpt-5"])
-    with pytest.raises(DataError, match="cannot be negative"):
+    # One message for every analysis since issue 11 (evalcore.stats.check_resamples); it was "cannot be negative".
+    with pytest.raises(DataError, match="whole number, 0 or more"):
         agreement(df, by=[], n_boot=-1)
+    with pytest.raises(DataError, match="between 0 and 1"):
+        agreement(df, by=[], level=1.5)
+    with pytest.raises(DataError, match="seed"):
+        agreement(df, by=[], seed=-1)
 
 
 def test_grouping_and_sample_handling():
@@ -276,6 +281,66 @@ def test_class_distribution_counts():
     assert n_units.to_dict() == {"full": 2, "partial": 1, "none": 1}  # the single-rater unit is left out
 
 
+# --------------------------------------------------------------------------- counts
+
+
+def _n_reference(df: pd.DataFrame, by: list[str]) -> tuple[pd.Series, pd.Series]:
+    """The contract's n by pandas: distinct items with a unit of 2+ human ratings (humans), or with a unit
+    rated by the judge and a human (a judge), per group."""
+    first = df.groupby(["item_id", "criterion", "rater"])["sample"].transform("min")
+    df = df[df["sample"] == first]
+    units = df[df["rater_kind"] == "human"].groupby(["item_id", "criterion"]).size().rename("n_h").reset_index()
+    seg = df.drop_duplicates("item_id").set_index("item_id")[[c for c in by if c != "criterion"]]
+    units = units.join(seg, on="item_id")
+    keys = by or (lambda _: 0)
+    humans = units[units["n_h"] >= 2].groupby(keys)["item_id"].nunique()
+    judged = df[df["rater_kind"] == "judge"][["item_id", "criterion", "rater"]].drop_duplicates()
+    judged = judged.merge(units, on=["item_id", "criterion"])
+    judges = judged.groupby([*by, "rater"] if by else "rater")["item_id"].nunique()
+    return humans, judges
+
+
+@pytest.mark.parametrize("by", [[], ["criterion"], ["language"], ["language", "criterion"], ["task"]])
+def test_n_counts_the_distinct_items_behind_each_estimate(by):
+    """``n`` (items, what the bootstrap resamples) against pandas; ``n_units`` counts units (item x criterion)."""
+    from evalcore.data.ingest import load
+
+    df = load(ROOT / "sample_data" / "ratings_multilingual.csv").frame
+    # A judge that rated a third of the items only, so that its n differs from the humans'.
+    df = df[(df["rater"] != "gpt-4/single-call") | df["item_id"].isin(df["item_id"].unique()[::3])]
+    res = agreement(df, by=by, n_boot=0)
+    humans, judges = _n_reference(df, by)
+    h = res[res["judge"].isna()]
+    got_h = h.groupby(by)["n"].agg(["min", "max"]) if by else h["n"].agg(["min", "max"]).to_frame().T
+    assert (got_h["min"] == got_h["max"]).all()  # one n per group and family, whatever the measure
+    assert got_h["min"].tolist() == humans.sort_index().tolist()
+    j = res[res["judge"].notna()]
+    got_j = j.groupby([*by, "judge"])["n"].first()
+    assert got_j.tolist() == judges.sort_index().tolist()
+    assert list(res.columns) == [*by, "judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_units",
+                                 "n_ratings", "flagged", "note"]
+    if "criterion" not in by:  # several units (criteria) per item
+        assert (res["n_units"] >= res["n"]).all() and (res["n_units"] > res["n"]).any()
+
+
+def test_items_per_group_counts_distinct_item_group_pairs_in_any_unit_order():
+    from evalcore.pointwise.agreement import _items_per_group
+
+    rng = np.random.default_rng(2)
+    # Units as count_units numbers them: each (item, criterion) once, in the order item * 4 + criterion.
+    unit = np.flatnonzero(rng.random(50 * 4) < 0.6)
+    item, crit = unit // 4, unit % 4
+    n = len(unit)
+    for group in (item % 3, (item % 3) * 4 + crit):  # by a segment; by the segment and the criterion
+        rows = np.flatnonzero(rng.random(n) < 0.7)
+        ref = pd.DataFrame({"i": item[rows], "g": group[rows]}).groupby("g")["i"].nunique()
+        got = _items_per_group(rows, item, group, int(group.max()) + 1)
+        assert got[ref.index].tolist() == ref.tolist() and got.sum() == ref.sum()
+        perm = rng.permutation(n)  # units in another order: the general path
+        inv = np.argsort(perm)
+        assert (_items_per_group(np.sort(inv[rows]), item[perm], group[perm], int(group.max()) + 1) == got).all()
+
+
 # --------------------------------------------------------------------------- real and sample data
 
 
@@ -287,7 +352,8 @@ def test_hanna_fleiss_kappa_per_criterion():
     ratings = res.frame
     out = agreement(ratings, by=["criterion"], judges=[], n_boot=0)
     fk = out[out["measure"] == "fleiss_kappa"].set_index("criterion")
-    assert int(fk.loc["Relevance", "n_items"]) == 1056
+    # One unit per item when grouped by criterion: as many items as units (the column was n_items before issue 11).
+    assert int(fk.loc["Relevance", "n_units"]) == 1056 and int(fk.loc["Relevance", "n"]) == 1056
     assert round(fk.loc["Relevance", "estimate"], 4) == 0.0587
     humans = ratings[ratings["rater_kind"] == "human"]
     for crit, sub in humans.groupby("criterion"):

@@ -13,18 +13,11 @@ import pytest
 from scipy.stats import kendalltau, pearsonr
 
 from evalcore.errors import DataError
-from evalcore.pointwise import bias
-from evalcore.pointwise.bias import (
-    FLAG_MEASURES,
-    PROXY_LABEL,
-    BiasNotApplicable,
-    anchoring,
-    conditional_distribution,
-    criterion_correlations,
-    familiarity,
-    perplexity_by_score,
-    perplexity_proxy,
-)
+from evalcore.pointwise.anchoring import ANCHORING, anchoring, conditional_distribution, criterion_correlations
+from evalcore.pointwise.bias import FLAG_MEASURES, PROXY_LABEL, BiasNotApplicable
+from evalcore.pointwise.familiarity import FAMILIARITY, familiarity, perplexity_by_score, perplexity_proxy
+from evalcore.stats import cell_rng, codes, item_weights
+from evalcore.stats.kendall import tau_b, tau_merge
 from tests.helpers import DATASETS, ROOT
 
 TOL = 1e-9
@@ -148,11 +141,11 @@ def test_weighted_tau_matches_scipy_on_expanded_resamples(path):
     count = rng.integers(1, 3, 2 * n).astype(float)
     Wt = np.column_stack([np.ones(n), rng.multinomial(n, np.full(n, 1 / n), size=5).T]).astype(float)
     if path == "merge":
-        xc, _ = bias._codes(x)
-        yc, _ = bias._codes(y)
-        got = bias._tau_merge(Wt, local, xc, yc, count)
+        xc, _ = codes(x)
+        yc, _ = codes(y)
+        got = tau_merge(Wt, local, xc, yc, count)
     else:
-        got = bias._tau_b(Wt, local, x, y, count)
+        got = tau_b(Wt, local, x, y, count)
     for r in range(Wt.shape[1]):
         reps = (Wt[local, r] * count).astype(int)
         ref = kendalltau(np.repeat(x, reps), np.repeat(y, reps)).statistic
@@ -166,8 +159,8 @@ def test_bootstrap_is_over_items_and_matches_an_explicit_loop():
     items = pd.unique(d["item_id"])
     fam = familiarity(d, n_boot=B, seed=seed)
     anc = anchoring(d, n_boot=B, seed=seed)
-    for crit, key, table in (("c1", (bias.FAMILIARITY, "c1"), fam), (None, (bias.ANCHORING,), anc)):
-        W = bias._weights(len(items), B, bias._rng(seed, key))
+    for crit, key, table in (("c1", (FAMILIARITY, "c1"), fam), (None, (ANCHORING,), anc)):
+        W = item_weights(cell_rng(seed, key), len(items), B)
         vals = []
         for r in range(1, B + 1):
             picked = np.repeat(items, W[r].astype(int))

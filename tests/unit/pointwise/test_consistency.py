@@ -111,7 +111,7 @@ def test_bootstrap_weights_are_item_resamples(monkeypatch):
     data = _sim(4, 40, discrete=True)
     order = pd.unique(data["item_id"])
     w = np.random.default_rng(9).multinomial(len(order), np.full(len(order), 1 / len(order)))
-    monkeypatch.setattr(cons, "_item_weights", lambda rng, n, b: np.vstack([np.ones(n)] + [w] * b).astype(float))
+    monkeypatch.setattr(cons, "item_weights", lambda rng, n, b: np.vstack([np.ones(n)] + [w] * b).astype(float))
     res = self_consistency(data, n_boot=12)
     dup = pd.concat([data[data["item_id"] == it].assign(item_id=f"{it}#{r}")
                      for k, it in enumerate(order) for r in range(int(w[k]))], ignore_index=True)

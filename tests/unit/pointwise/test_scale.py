@@ -203,7 +203,7 @@ def test_bootstrap_weights_are_item_resamples(monkeypatch):
         assert n_items == len(order)
         return np.vstack([np.ones(n_items)] + [w] * n_boot).astype(float)
 
-    monkeypatch.setattr(scale_mod, "_item_weights", fixed)
+    monkeypatch.setattr(scale_mod, "item_weights", fixed)
     boot = scale_use(data, n_boot=12)
     again = scale_use(_duplicated(data, w, order), n_boot=0)
     for _, r in again.iterrows():
@@ -212,7 +212,7 @@ def test_bootstrap_weights_are_item_resamples(monkeypatch):
 
 
 def test_bootstrap_weights_have_the_multinomial_law():
-    W = scale_mod._item_weights(np.random.default_rng(0), 50, 4000)
+    W = scale_mod.item_weights(np.random.default_rng(0), 50, 4000)
     assert (W[0] == 1).all() and (W[1:].sum(axis=1) == 50).all()
     # Multinomial(50, 1/50): mean 1, variance 1 - 1/50, covariance -1/50.
     assert abs(W[1:].mean() - 1) < 0.01
@@ -395,7 +395,8 @@ def test_user_errors_raise_data_error():
         scale_use(data, by=["nope"])
     with pytest.raises(DataError, match="different values within one item"):
         scale_use(data.assign(prompt=np.arange(len(data)) % 2), by=["prompt"])
-    with pytest.raises(DataError, match="whole number >= 0"):
+    # One message for every analysis since issue 11 (evalcore.stats.check_resamples); it was "whole number >= 0".
+    with pytest.raises(DataError, match="whole number, 0 or more"):
         scale_use(data, n_boot=-1)
     with pytest.raises(DataError, match="between 0 and 1"):
         scale_use(data, level=95)

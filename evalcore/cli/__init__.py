@@ -1,0 +1,71 @@
+"""``evalcore``: headless audits for pipelines.
+
+Every subcommand prints a readable report, or JSON with ``--json``. Any problem with
+the input prints one line on stderr (``evalcore: error: ...``) and exits with status 1;
+a traceback never reaches the user.
+
+One module per command (:mod:`.validate`, :mod:`.agreement`, :mod:`.bias`, :mod:`.winrate`),
+each with ``add_parser(sub)`` and ``run(args)``; the input options, loading and output helpers
+they share are in :mod:`.options`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from ..errors import DataError, WorkspaceError
+from . import agreement, bias, validate, winrate
+
+__all__ = ["build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not a usage dump
+        sys.stderr.write(f"evalcore: error: {message} (see 'evalcore {self.prog.split()[-1]} --help')\n"
+                         if " " in self.prog else f"evalcore: error: {message} (see 'evalcore --help')\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``evalcore`` argument parser with its subcommands."""
+    parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in (validate, agreement, bias, winrate):
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``evalcore`` console script; returns the exit status."""
+    import warnings
+
+    # ArviZ announces its refactor on import; it is not the user's concern.
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (DataError, WorkspaceError) as exc:
+        sys.stderr.write(f"evalcore: error: {exc}\n")
+        return 1
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("evalcore: interrupted\n")
+        return 130
+    except MemoryError:
+        sys.stderr.write("evalcore: error: the file does not fit in memory. Fix: convert it to Parquet "
+                         "or split it.\n")
+        return 1
+    except Exception as exc:  # the user must not see a traceback, but must see what broke
+        sys.stderr.write(f"evalcore: error: unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+                         "(this is a bug in evalcore; please report it with the file's first lines)\n")
+        return 1

@@ -1,0 +1,58 @@
+"""``evalcore validate``: check a file and say which analyses it unlocks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..data import schema
+from .options import add_input_args, load_input
+
+
+def print_summary(ing, out=None) -> None:
+    """The readable summary of a loaded table: its size, raters, segments and the analyses it unlocks."""
+    out = out or sys.stdout
+    s = ing.summary()
+    av = schema.analyses(ing.frame, table=ing.table)
+    w = out.write
+    w(f"{s.table} table from {ing.source}" + (f" (preset {ing.preset})" if ing.preset else "") + "\n")
+    rows = [("rows", f"{s.rows:,}"), ("items", f"{s.items:,}"),
+            ("human raters", f"{s.human_raters} (up to {s.max_humans_per_item} per item)"),
+            ("judges", str(s.judges)), ("criteria", ", ".join(s.criteria) or "-"),
+            ("languages", ", ".join(s.languages) or "-"), ("tasks", ", ".join(s.tasks) or "-")]
+    if s.systems:
+        rows.append(("systems", ", ".join(s.systems)))
+    for k, v in rows:
+        w(f"  {k:<14}{v}\n")
+    w("analyses:\n")
+    for r in av.itertuples():
+        mark = "yes" if r.available else "no "
+        w(f"  [{mark}] {r.analysis:<20} {r.title}" + ("" if r.available else f" -- needs {r.missing}") + "\n")
+    if ing.mapping:
+        w("column mapping: " + ", ".join(f"{k} -> {v}" for k, v in ing.mapping.items() if k != v) + "\n"
+          if any(k != v for k, v in ing.mapping.items()) else "")
+    for n in ing.notes:
+        w(f"note: {n}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the summary of the input, or its JSON with ``--json``."""
+    ing = load_input(args)
+    if args.json:
+        d = ing.summary().to_dict()
+        d.update({"source": ing.source, "preset": ing.preset, "mapping": ing.mapping, "notes": list(ing.notes)})
+        json.dump(d, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_summary(ing)
+    return 0
+
+
+def add_parser(sub) -> None:
+    """Declare ``validate`` on the subcommand parsers ``sub``."""
+    v = sub.add_parser("validate", help="check a file and say which analyses it unlocks",
+                       description="Read a file, map its columns, validate it and print a summary.")
+    add_input_args(v)
+    v.add_argument("--json", action="store_true", help="print the summary as JSON")
+    v.set_defaults(func=run)

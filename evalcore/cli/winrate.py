@@ -1,0 +1,90 @@
+"""``evalcore winrate``: calibrated win rates of system pairs (BWRS, Bayesian Dawid-Skene)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import DataError
+from .options import add_input_args, load_table
+
+
+def _print_results(ing, args: argparse.Namespace, prior, results, t0: float) -> None:
+    """The results as a terminal table, then the warnings and the time since ``t0``."""
+    import time
+
+    import pandas as pd
+
+    w = sys.stdout.write
+    name = {"bwrs": "BWRS", "ds": "Bayesian Dawid-Skene"}[args.method]
+    w(f"calibrated win rates of {ing.source}: {name}, prior {prior.label}, ties {args.ties}, seed {args.seed}\n")
+    w("p = share of items on which system_a is better; k = the judges' raw win rate; "
+      "p_human = the humans' own win rate\n\n")
+    rows = []
+    for r in results:
+        rows.append({"system_a": r.system_a, "system_b": r.system_b, "k": r.k_observed, "p_mean": r.p_mean,
+                     "p_mode": r.p_mode, "95% interval": f"[{r.ci_low:.3f}, {r.ci_high:.3f}]",
+                     "p_human": r.p_human, "items": r.n_items, "labels used": r.n_human_labelled,
+                     "rhat": r.rhat, "ess": r.ess})
+    frame = pd.DataFrame(rows)
+    fmt = {c: (lambda v: "" if v != v else f"{v:.3f}") for c in ("k", "p_mean", "p_mode", "p_human", "rhat")}
+    fmt["ess"] = lambda v: "" if v != v else f"{v:.0f}"
+    w(frame.to_string(index=False, formatters=fmt) + "\n")
+    for r in results:
+        for msg in r.warnings:
+            w(f"warning ({r.system_a} vs {r.system_b}): {msg}\n")
+    w(f"\n{len(results)} pair(s) in {time.perf_counter() - t0:.1f} s\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fit the chosen pair, or every pair, and print the estimates or their JSON records."""
+    import time
+
+    from ..pairwise import winrate as wr
+
+    ing = load_table(args, "comparisons")
+    prior = wr.parse_prior(args.prior)
+    if args.boot_samples < 100:
+        raise DataError(f"--samples {args.boot_samples} is too few", fix="use at least 100 (default 10000)")
+    t0 = time.perf_counter()
+    kw = dict(method=args.method, prior=prior, ties=args.ties, judges=args.judge, seed=args.seed,
+              n_samples=args.boot_samples, chains=args.chains, draws=args.draws, tune=args.draws)
+    if args.pair:
+        results = [wr.estimate(ing.frame, args.pair[0], args.pair[1], **kw)]
+    else:
+        results = wr.estimate_all(ing.frame, baseline=args.baseline, **kw)
+    if args.json:
+        json.dump([r.to_record() for r in results], sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    _print_results(ing, args, prior, results, t0)
+    return 0
+
+
+def add_parser(sub) -> None:
+    """Declare ``winrate`` on the subcommand parsers ``sub``."""
+    w = sub.add_parser("winrate", help="calibrated win rates of system pairs (BWRS, Bayesian Dawid-Skene)",
+                       description="Gao et al.'s calibrated win rate p of system A over B from imperfect judges: "
+                                   "BWRS or a Bayesian Dawid-Skene model with the true labels marginalised, with "
+                                   "no prior, a share of the human labels (ratio:R) or another pair's labels "
+                                   "(ood:A2,B2). Without --pair, every pair in the file.")
+    add_input_args(w)
+    w.add_argument("--pair", nargs=2, metavar=("A", "B"), help="the two systems; p is A's win rate over B")
+    w.add_argument("--baseline", metavar="SYSTEM",
+                   help="without --pair: only pairs with this system, each as (other, baseline) (1 vs n)")
+    w.add_argument("--method", choices=["bwrs", "ds"], default="ds",
+                   help="bwrs (Algorithm 1) or ds (Bayesian Dawid-Skene, Model 1); default ds")
+    w.add_argument("--prior", default="none", metavar="none|ratio:R|ood:A2,B2",
+                   help="judges' accuracy prior: none (Beta(2,1)), ratio:R (human labels on a random share R of "
+                        "the labelled items), ood:A2,B2 (another pair's human labels); default none")
+    w.add_argument("--ties", choices=["drop", "random"], default="drop",
+                   help="a tied verdict or human majority: drop it (default) or break it by a seeded coin flip")
+    w.add_argument("--judge", action="append", metavar="NAME", help="use only this judge (repeatable)")
+    w.add_argument("--seed", type=int, default=0, help="seed of the label subset, coin flips and sampler")
+    w.add_argument("--samples", dest="boot_samples", type=int, default=10_000, metavar="N",
+                   help="BWRS: samples of p per judge (default 10000)")
+    w.add_argument("--chains", type=int, default=4, help="DS: MCMC chains (default 4)")
+    w.add_argument("--draws", type=int, default=1000, help="DS: draws per chain, and as many tuning steps (default 1000)")
+    w.add_argument("--json", action="store_true", help="print JSON records (one per pair)")
+    w.set_defaults(func=run)

@@ -1,0 +1,308 @@
+"""What every preset shares: the result and registry types, and the helpers that read files.
+
+The helpers find the files to read (a folder is walked), read JSON and tables, parse ids and
+labels, and put a table's canonical columns first. Every problem raises
+:class:`evalcore.errors.DataError` naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ... import columns
+from ...errors import DataError
+
+TABULAR_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq", ".xlsx", ".xls")
+
+
+# ---------------------------------------------------------------------------------------
+# Public types
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PresetResult:
+    """What a preset read.
+
+    Attributes
+    ----------
+    table
+        ``columns.RATINGS`` or ``columns.COMPARISONS``.
+    frame
+        The long table with canonical column names (canonical columns first, in their
+        documented order, then extra segment columns). ``item_id`` and ``rater`` are
+        strings, ``rater_kind`` is ``'human'`` or ``'judge'``, ``score`` is float,
+        ``winner`` is ``'a'``, ``'b'`` or ``'tie'`` and ``swapped`` is bool.
+    source
+        A human-readable description of what was read.
+    notes
+        Things the analyst should know (left-out verdicts, classification guesses...).
+    """
+
+    table: str
+    frame: pd.DataFrame
+    source: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A known file layout and the function that reads it.
+
+    Attributes
+    ----------
+    name
+        Key in :data:`PRESETS`, e.g. ``"llmbar"``.
+    title
+        Short name to show, e.g. ``"LLMBar evaluator results"``.
+    description
+        One paragraph: where the format comes from and what it maps to.
+    table
+        The table it produces (``ratings`` or ``comparisons``).
+    accepts
+        What to give it ("file(s) or folder" and which files).
+    read
+        ``read(paths, **options) -> PresetResult``; options are keyword-only.
+    """
+
+    name: str
+    title: str
+    description: str
+    table: str
+    accepts: str
+    read: Callable[..., PresetResult]
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """Names of the keyword-only options ``read`` accepts."""
+        sig = inspect.signature(self.read)
+        return tuple(p.name for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------
+
+
+def as_path_list(paths: Any) -> list[Path]:
+    """``paths`` (one path or several) as a list of :class:`Path`; a message for anything else."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    try:
+        items = list(paths)
+    except TypeError:
+        raise DataError(
+            f"expected a file, a folder or a list of them, got {type(paths).__name__}",
+            fix="pass the paths of the files or folders to read",
+        ) from None
+    if not items:
+        raise DataError("no file was given", fix="choose at least one file or folder")
+    if any(not isinstance(p, (str, Path)) or not str(p).strip() for p in items):
+        raise DataError("a path is empty or not text", fix="pass the paths of the files or folders to read")
+    return [Path(p) for p in items]
+
+
+def expand(paths: Any) -> list[tuple[Path, bool]]:
+    """Files to read: ``(path, given_explicitly)``; folders are walked (hidden files skipped)."""
+    out: list[tuple[Path, bool]] = []
+    for p in as_path_list(paths):
+        if p.is_dir():
+            found = sorted(
+                f for f in p.rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+            out.extend((f, False) for f in found)
+        elif p.is_file():
+            out.append((p, True))
+        else:
+            raise DataError("file or folder not found", file=str(p), fix="check the path, or upload the file again")
+    return out
+
+
+def describe_paths(paths: Any) -> str:
+    """``paths`` as text for a message."""
+    try:
+        return ", ".join(str(p) for p in as_path_list(paths))
+    except DataError:
+        return str(paths)
+
+
+def load_json(path: Path) -> Any:
+    """The parsed JSON of ``path``; a message naming the file when it is not UTF-8 JSON."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise DataError("is not a UTF-8 text file", file=str(path), fix="choose the JSON file itself, not an archive or binary") from None
+    except OSError as e:
+        raise DataError(f"could not be opened ({e.strerror or e})", file=str(path), fix="check that the file exists and is readable") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(
+            f"is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})",
+            file=str(path),
+            fix="choose the original JSON file; if you edited it, check it with a JSON validator",
+        ) from None
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """Read CSV / TSV / JSON Lines / JSON records / Parquet / Excel, ids as text where possible."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".csv", ".txt"):
+            frame = pd.read_csv(path, dtype=str, encoding="utf-8-sig")
+            if frame.shape[1] == 1 and any(s in str(frame.columns[0]) for s in ("\t", ";", "|")):
+                frame = pd.read_csv(path, dtype=str, sep=None, engine="python", encoding="utf-8-sig")
+        elif suffix in (".tsv", ".tab"):
+            frame = pd.read_csv(path, dtype=str, sep="\t", encoding="utf-8-sig")
+        elif suffix in (".jsonl", ".ndjson"):
+            frame = pd.read_json(path, lines=True, dtype=False)
+        elif suffix == ".json":
+            data = load_json(path)
+            if isinstance(data, dict) and all(isinstance(v, list) for v in data.values()):
+                frame = pd.DataFrame(data)
+            elif isinstance(data, list) and all(isinstance(r, dict) for r in data):
+                frame = pd.DataFrame.from_records(data)
+            else:
+                raise DataError(
+                    "is JSON but not a table (expected a list of records or JSON Lines)",
+                    file=str(path),
+                    fix="save the table as JSON Lines (one record per line) or CSV",
+                )
+        elif suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(path)
+        elif suffix in (".xlsx", ".xls"):
+            frame = pd.read_excel(path, dtype=str)
+        else:
+            raise DataError(
+                f"has an unsupported extension '{suffix or '(none)'}'",
+                file=str(path),
+                fix="save the table as CSV, TSV, JSON Lines, Parquet or Excel",
+            )
+    except DataError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise DataError("is empty", file=str(path), fix="choose a file with a header row and data") from None
+    except ImportError as e:
+        raise DataError(f"needs an optional package to be read ({e})", file=str(path), fix="save the table as CSV instead") from None
+    except UnicodeDecodeError:
+        raise DataError("is not UTF-8 text", file=str(path), fix="save it as UTF-8 CSV") from None
+    except (ValueError, OSError, pd.errors.ParserError) as e:
+        raise DataError(f"could not be read as a table ({str(e).splitlines()[0] if str(e) else type(e).__name__})",
+                        file=str(path), fix="check that the file is a valid CSV, TSV, JSON Lines or Parquet file") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame
+
+
+def find_column(frame: pd.DataFrame, *names: str) -> str | None:
+    """The first column of ``frame`` named like one of ``names`` (case-insensitive), or None."""
+    lower = {c.lower(): c for c in frame.columns}
+    for n in names:
+        if n.lower() in lower:
+            return lower[n.lower()]
+    return None
+
+
+def id_text(series: pd.Series) -> pd.Series:
+    """Ids as text; integral floats (from missing-value upcasting) lose their '.0'."""
+    def one(v: Any) -> Any:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        if isinstance(v, (float, np.floating)) and float(v).is_integer():
+            return str(int(v))
+        if isinstance(v, (bytes, bytearray)):
+            return v.decode("utf-8", "replace").strip()
+        return str(v).strip()
+
+    return series.map(one).astype(object)
+
+
+def is_missing(v: Any) -> bool:
+    """Whether a cell is empty: None, NaN, blank text or a pandas missing value."""
+    if v is None:
+        return True
+    if isinstance(v, float) and math.isnan(v):
+        return True
+    if isinstance(v, str) and v.strip() == "":
+        return True
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def label_int(v: Any) -> int | None:
+    """An integer label from 0, 1.0, '2', ' 1 '; None when it is not an integral number."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return int(v) if float(v).is_integer() else None
+    if isinstance(v, str):
+        s = v.strip()
+        try:
+            f = float(s)
+        except ValueError:
+            return None
+        return int(f) if f.is_integer() else None
+    return None
+
+
+def plural(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and the word, in the plural unless ``n`` is 1: '1 file', '2,000 files'."""
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
+
+
+def were(n: int) -> str:
+    """'was' or 'were' for ``n`` things."""
+    return "was" if n == 1 else "were"
+
+
+def short_list(names: Iterable[str], limit: int = 12) -> str:
+    """Up to ``limit`` names joined by commas, then 'and N more'."""
+    names = list(names)
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
+
+
+def finish(rows: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Canonical columns first (documented order), then the extra segment columns."""
+    canonical = [c for c in columns.column_names(table) if c in rows.columns]
+    extra = [c for c in rows.columns if c not in canonical]
+    frame = rows[canonical + extra].reset_index(drop=True)
+    for c in ("item_id", "rater"):
+        if c in frame.columns:
+            frame[c] = frame[c].astype(str)
+    if "swapped" in frame.columns:
+        frame["swapped"] = frame["swapped"].astype(bool)
+    for c in ("score_a", "score_b"):
+        if c in frame.columns:
+            frame[c] = frame[c].astype(float)
+    return frame
+
+
+def tabular_files(paths: Any, fix: str) -> list[Path]:
+    """The table files among ``paths`` (a folder's ``.txt`` files are skipped; a given one is read)."""
+    files = []
+    for path, explicit in expand(paths):
+        if path.suffix.lower() in TABULAR_SUFFIXES and path.suffix.lower() != ".txt":
+            files.append(path)
+        elif explicit:
+            if path.suffix.lower() == ".txt":
+                files.append(path)
+            else:
+                raise DataError(f"has an unsupported extension '{path.suffix or '(none)'}'", file=str(path),
+                                fix="save the table as CSV, TSV, JSON Lines, Parquet or Excel")
+    if not files:
+        raise DataError("no table file (CSV, TSV, JSON Lines, Parquet, Excel) was found", file=describe_paths(paths), fix=fix)
+    return files

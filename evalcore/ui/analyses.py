@@ -1,0 +1,310 @@
+"""One declaration per analysis: its name, version, parameters and compute function.
+
+A page asks an analysis for its result on the current dataset with keyword options, and can ask
+first whether that result is ready (so that a long computation waits for a button)::
+
+    if ui.WINRATE_CURVE.ready(**opts) or st.button("Compute"):
+        curve = ui.WINRATE_CURVE.result(**opts)
+
+Both derive the cache key from the same declaration (``name``, ``version`` and ``params(**opts)``),
+so the check and the run cannot drift apart. Each analysis has its own ``version``: bump it when
+the meaning of its stored results changes, and only its results are recomputed.
+
+Each ``compute`` below is a thin adapter that calls one evalcore function, named in its docstring:
+that function is where the statistic is computed and documented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pandas as pd
+
+from ..columns import COMPARISONS, RATINGS
+from . import cache
+from .cache import Dataset, Progress
+from .state import current
+
+Compute = Callable[[Dataset, dict, Progress], Any]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """An analysis of the current dataset, declared once.
+
+    Attributes
+    ----------
+    name, version
+        The prefix of the cache key (``name:v<version>:<params as JSON>``). Bump ``version`` when
+        the meaning of this analysis's results changes.
+    params
+        Keyword options -> the JSON-able parameters that identify one result.
+    compute
+        ``compute(dataset, params, progress)`` -> the result. A stored result must be a DataFrame
+        or a JSON-able dict (what the workspace keeps).
+    label
+        ``label(dataset, params)`` -> the text shown while computing (None: no indicator).
+    decode
+        What :meth:`result` returns, from what is stored (default: the stored value itself).
+    stored
+        True: kept in memory and in the workspace, computed under a progress bar. False: a plot
+        table, cheap to recompute, kept in memory only and computed under a spinner.
+    """
+
+    name: str
+    version: int
+    params: Callable[..., dict]
+    compute: Compute
+    label: Callable[[Dataset, dict], str] | None = None
+    decode: Callable[[Any], Any] | None = None
+    stored: bool = True
+
+    def key(self, **opts) -> str:
+        """The cache key of the result for these options."""
+        return cache.result_key(self.name, self.version, self.params(**opts))
+
+    def ready(self, **opts) -> bool:
+        """Whether :meth:`result` with these options would answer without computing."""
+        return cache.has_result(current(), self.key(**opts), stored=self.stored)
+
+    def result(self, **opts) -> Any:
+        """The result on the current dataset: from memory, the workspace, or computed now."""
+        data = current()
+        params = self.params(**opts)
+        label = (lambda: self.label(data, params)) if self.label else None
+        out = cache.cached_result(data, cache.result_key(self.name, self.version, params),
+                                  lambda progress: self.compute(data, params, progress), label=label,
+                                  stored=self.stored)
+        return self.decode(out) if self.decode else out
+
+
+def _names(judges) -> list | None:
+    return list(judges) if judges is not None else None
+
+
+def _picked(judges) -> tuple | None:
+    """A stored judge list back as the tuple the page passed (None: every judge)."""
+    return tuple(judges) if judges else None
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def units():
+    """The current ratings reduced to per-unit counts (:func:`evalcore.pointwise.agreement.count_units`)."""
+    return cache.units(current())
+
+
+def comparison_pairs() -> pd.DataFrame:
+    """The system pairs of the current comparisons (:func:`evalcore.pairwise.winrate.pairs`; raises
+    NotApplicable without systems)."""
+    return cache.pairs(current())
+
+
+def pair_data(a: str, b: str, *, judges: tuple | None, ties: str, seed: int):
+    """:func:`evalcore.pairwise.winrate.pair_data` on the current dataset (cached per pair and options)."""
+    return cache.pair(current(), a, b, judges=judges, ties=ties, seed=seed)
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def _bootstrap_params(*, by: tuple, judges: tuple | None, n_boot: int, seed: int) -> dict:
+    return {"by": list(by), "judges": _names(judges), "n_boot": n_boot, "seed": seed}
+
+
+def _agreement(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.agreement.agreement` on the dataset's units."""
+    from ..pointwise.agreement import agreement
+
+    judges = tuple(p["judges"]) if p["judges"] is not None else None
+    return agreement(cache.units(data), by=tuple(p["by"]), judges=judges, n_boot=p["n_boot"], seed=p["seed"],
+                     progress=progress)
+
+
+AGREEMENT = Analysis(
+    "agreement", 1, _bootstrap_params, _agreement,
+    label=lambda data, p: f"Bootstrapping {p['n_boot']:,} resamples per cell...")
+
+
+def _class_distribution(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.distributions.class_distribution` on the dataset's units."""
+    from ..pointwise.distributions import class_distribution
+
+    return class_distribution(cache.units(data), by=tuple(p["by"]))
+
+
+CLASS_DISTRIBUTION = Analysis("class_distribution", 1, lambda *, by: {"by": list(by)}, _class_distribution,
+                              stored=False)
+
+
+# --------------------------------------------------------------------------- bias
+
+
+def _bias_report(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.bias_report.bias_report` on the dataset's ratings (its records)."""
+    from ..pointwise.bias_report import bias_report
+
+    judges = tuple(p["judges"]) if p["judges"] is not None else None
+    return bias_report(cache.table(data, RATINGS), by=tuple(p["by"]), judges=judges, n_boot=p["n_boot"],
+                       seed=p["seed"], progress=progress).records
+
+
+def _as_bias_report(records: pd.DataFrame):
+    from ..pointwise.bias_report import BiasReport
+
+    return BiasReport(records)
+
+
+BIAS = Analysis(
+    "bias", 1, _bootstrap_params, _bias_report, decode=_as_bias_report,
+    label=lambda data, p: f"Running the bias diagnostics ({p['n_boot']:,} resamples)...")
+
+
+def _score_frequencies(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.scale.score_frequencies` on the dataset's ratings."""
+    from ..pointwise.scale import score_frequencies
+
+    return score_frequencies(cache.table(data, RATINGS), **p)
+
+
+def _perplexity_by_score(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.bias.perplexity_by_score` on the dataset's ratings."""
+    from ..pointwise.bias import perplexity_by_score
+
+    return perplexity_by_score(cache.table(data, RATINGS), **p)
+
+
+def _criterion_correlations(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.bias.criterion_correlations` on the dataset's ratings."""
+    from ..pointwise.bias import criterion_correlations
+
+    return criterion_correlations(cache.table(data, RATINGS), **p)
+
+
+def _conditional_distribution(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.bias.conditional_distribution` on the dataset's ratings."""
+    from ..pointwise.bias import conditional_distribution
+
+    return conditional_distribution(cache.table(data, RATINGS), **p)
+
+
+def _computing(data: Dataset, p: dict) -> str:
+    return "Computing..."
+
+
+SCORE_FREQUENCIES = Analysis(
+    "score_frequencies", 1, lambda *, by, judges: {"by": list(by), "judges": list(judges)}, _score_frequencies,
+    label=_computing, stored=False)
+PERPLEXITY_BY_SCORE = Analysis(
+    "perplexity_by_score", 1,
+    lambda *, judges, n_boot, seed: {"judges": list(judges), "n_boot": n_boot, "seed": seed},
+    _perplexity_by_score, label=_computing, stored=False)
+CRITERION_CORRELATIONS = Analysis(
+    "criterion_correlations", 1,
+    lambda *, judges, n_boot, seed: {"judges": list(judges), "n_boot": n_boot, "seed": seed},
+    _criterion_correlations, label=_computing, stored=False)
+CONDITIONAL_DISTRIBUTION = Analysis(
+    "conditional_distribution", 1,
+    lambda *, given, target, threshold, judges, n_boot, seed: {
+        "given": given, "target": target, "threshold": float(threshold), "judges": list(judges), "n_boot": n_boot,
+        "seed": seed},
+    _conditional_distribution, label=_computing, stored=False)
+
+
+# --------------------------------------------------------------------------- win rates
+
+
+def _winrate_params(*, a: str, b: str, method: str, prior: str, judges: tuple | None, ties: str, seed: int) -> dict:
+    return {"a": a, "b": b, "method": method, "prior": prior, "judges": list(judges) if judges else None,
+            "ties": ties, "seed": seed}
+
+
+def _winrate(data: Dataset, p: dict, progress: Progress) -> dict:
+    """:func:`evalcore.pairwise.winrate.estimate` for one pair (a WinRate record with its density)."""
+    from ..pairwise.winrate import estimate
+
+    pair = cache.pair(data, p["a"], p["b"], judges=_picked(p["judges"]), ties=p["ties"], seed=p["seed"])
+    return estimate(cache.table(data, COMPARISONS), p["a"], p["b"], method=p["method"], prior=p["prior"],
+                    ties=p["ties"], seed=p["seed"], pair=pair).to_record(density=True)
+
+
+def _winrate_label(data: Dataset, p: dict) -> str:
+    from ..pairwise.winrate import is_compiled
+
+    if p["method"] != "ds":
+        return "Sampling BWRS..."
+    return ("Fitting the Dawid-Skene model..." if is_compiled() else
+            "Loading the sampler and fitting the Dawid-Skene model (a few seconds the first time)...")
+
+
+def _as_winrate(record: dict):
+    from ..pairwise.winrate import WinRate
+
+    return WinRate.from_record(record)
+
+
+WINRATE = Analysis("winrate", 1, _winrate_params, _winrate, label=_winrate_label, decode=_as_winrate)
+
+
+def _winrate_all_params(*, method: str, prior: str, baseline: str | None, judges: tuple | None, ties: str, seed: int,
+                        ood_auto: bool) -> dict:
+    return {"method": method, "prior": prior, "baseline": baseline, "judges": list(judges) if judges else None,
+            "ties": ties, "seed": seed, "ood_auto": ood_auto}
+
+
+def _winrate_all(data: Dataset, p: dict, progress: Progress) -> dict:
+    """:func:`evalcore.pairwise.winrate.estimate_all`: every pair's WinRate record."""
+    from ..pairwise.winrate import estimate_all
+
+    results = estimate_all(cache.table(data, COMPARISONS), method=p["method"], prior=p["prior"],
+                           baseline=p["baseline"], judges=_picked(p["judges"]), ties=p["ties"], seed=p["seed"],
+                           ood_auto=p["ood_auto"], progress=progress)
+    return {"records": [r.to_record() for r in results]}
+
+
+def _as_winrates(out: dict) -> list:
+    from ..pairwise.winrate import WinRate
+
+    return [WinRate.from_record(r) for r in out["records"]]
+
+
+WINRATE_ALL = Analysis(
+    "winrate_all", 1, _winrate_all_params, _winrate_all, decode=_as_winrates,
+    label=lambda data, p: f"Calibrating every pair ({'BWRS' if p['method'] == 'bwrs' else 'Dawid-Skene'})...")
+
+
+def _curve_params(*, a: str | None, b: str | None, judges: tuple | None, ties: str, seed: int, repeats: int) -> dict:
+    return {"a": a, "b": b, "judges": list(judges) if judges and a is not None else None, "ties": ties,
+            "seed": seed, "repeats": repeats}
+
+
+def _curve_target(data: Dataset, p: dict):
+    """One pair's data, or (``a`` is None) every pair with human and judge rows, all judges."""
+    if p["a"] is not None:
+        return cache.pair(data, p["a"], p["b"], judges=_picked(p["judges"]), ties=p["ties"], seed=p["seed"])
+    return [cache.pair(data, r.system_a, r.system_b, judges=None, ties=p["ties"], seed=p["seed"])
+            for r in cache.pairs(data).itertuples() if r.n_human_rows > 0 and r.n_judge_rows > 0]
+
+
+def _error_curve(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pairwise.winrate.error_curve` for one pair, or averaged over every labelled pair."""
+    from ..pairwise.winrate import error_curve
+
+    return error_curve(_curve_target(data, p), repeats=p["repeats"], seed=p["seed"], progress=progress)
+
+
+def _curve_label(data: Dataset, p: dict) -> str:
+    if p["a"] is None:
+        what = f"{len(_curve_target(data, p))} pairs x 10 ratios x {p['repeats']} subsets"
+    else:
+        what = f"10 ratios x {p['repeats']} subsets"
+    return f"Refitting both methods at {what}..."
+
+
+WINRATE_CURVE = Analysis("winrate_curve", 1, _curve_params, _error_curve, label=_curve_label)
+
+#: Every declared analysis, by name.
+ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
+                                CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE)}

@@ -1,0 +1,157 @@
+"""Caching: every cache of the dashboard, keyed by a :class:`Dataset` (workspace path, id, stamp).
+
+Two mechanisms:
+
+- **Streamlit's caches** for what a page reads on every run and is cheap to rebuild: a dataset's
+  tables (:func:`table`), the agreement units (:func:`units`), the system pairs (:func:`pairs`) and
+  one pair's verdicts (:func:`pair`).
+- **The result store** (:func:`cached_result`) for analyses (see :mod:`evalcore.ui.analyses`): a
+  result is looked up in memory, then (for a stored analysis) in the workspace, and otherwise
+  computed under a progress bar and stored. ``st.cache_data`` cannot do this: it cannot replay a
+  progress bar drawn from inside the cached function, nor persist a result across restarts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pandas as pd
+import streamlit as st
+
+from ..columns import COMPARISONS, RATINGS
+from ..data.store import Workspace
+
+#: Results kept in memory per store (stored analyses; plot tables kept in memory only).
+MEMORY_ENTRIES = 32
+
+Progress = Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One version of a stored dataset: its workspace, its id, and when it last changed.
+
+    Every cache is keyed by these three strings, so a re-imported dataset is never served stale.
+    """
+
+    path: str
+    id: str
+    stamp: str
+
+
+@st.cache_resource(show_spinner=False)
+def workspace_at(path: str) -> Workspace:
+    """The workspace at ``path``, opened once per server."""
+    return Workspace(path)
+
+
+# --------------------------------------------------------------------------- Streamlit's caches
+
+
+@st.cache_data(show_spinner="Reading the dataset...", max_entries=8)
+def _table(path: str, dataset_id: str, kind: str, stamp: str) -> pd.DataFrame:
+    return Workspace(path).load_table(dataset_id, kind)
+
+
+def table(data: Dataset, kind: str) -> pd.DataFrame:
+    """The dataset's ``kind`` table (``ratings`` or ``comparisons``)."""
+    return _table(data.path, data.id, kind, data.stamp)
+
+
+@st.cache_resource(show_spinner="Counting ratings per item...", max_entries=4)
+def _units(path: str, dataset_id: str, stamp: str):
+    from ..pointwise.agreement import count_units
+
+    # Per-unit sufficient statistics: built once per dataset, shared by every grouping.
+    return count_units(Workspace(path).load_table(dataset_id, RATINGS))
+
+
+def units(data: Dataset):
+    """:func:`evalcore.pointwise.agreement.count_units` of the dataset's ratings (once per dataset)."""
+    return _units(data.path, data.id, data.stamp)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _pairs(path: str, dataset_id: str, stamp: str) -> pd.DataFrame:
+    from ..pairwise.winrate import pairs as system_pairs
+
+    return system_pairs(_table(path, dataset_id, COMPARISONS, stamp))
+
+
+def pairs(data: Dataset) -> pd.DataFrame:
+    """:func:`evalcore.pairwise.winrate.pairs` of the dataset's comparisons."""
+    return _pairs(data.path, data.id, data.stamp)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _pair(path: str, dataset_id: str, stamp: str, a: str, b: str, judges: tuple | None, ties: str, seed: int):
+    from ..pairwise.winrate import pair_data
+
+    return pair_data(_table(path, dataset_id, COMPARISONS, stamp), a, b, judges=judges, ties=ties, seed=seed)
+
+
+def pair(data: Dataset, a: str, b: str, *, judges: tuple | None, ties: str, seed: int):
+    """:func:`evalcore.pairwise.winrate.pair_data` of the dataset (per pair and options)."""
+    return _pair(data.path, data.id, data.stamp, a, b, judges, ties, seed)
+
+
+# --------------------------------------------------------------------------- the result store
+
+
+@st.cache_resource(show_spinner=False)
+def _memory(stored: bool) -> "OrderedDict[tuple, Any]":
+    return OrderedDict()
+
+
+def result_key(name: str, version: int, params: dict) -> str:
+    """The key of one result: ``name:v<version>:`` and the parameters as sorted JSON."""
+    return f"{name}:v{version}:" + json.dumps(params, sort_keys=True, default=str)
+
+
+def has_result(data: Dataset, key: str, *, stored: bool = True) -> bool:
+    """Whether :func:`cached_result` would answer without computing (from memory or the workspace)."""
+    if (data.id, data.stamp, key) in _memory(stored):
+        return True
+    return stored and key in workspace_at(data.path).result_keys(data.id)
+
+
+def _with_progress(compute: Callable[[Progress], Any], label: str) -> Any:
+    bar = st.progress(0.0, text=label)
+    out = compute(lambda f: bar.progress(min(max(f, 0.0), 1.0), text=label))
+    bar.empty()
+    return out
+
+
+def _with_spinner(compute: Callable[[Progress], Any], label: str | None) -> Any:
+    with st.spinner(label) if label else contextlib.nullcontext():
+        return compute(lambda f: None)
+
+
+def cached_result(data: Dataset, key: str, compute: Callable[[Progress], Any], *,
+                  label: Callable[[], str] | None, stored: bool = True) -> Any:
+    """The result ``key`` of the dataset: from memory, else from the workspace, else computed.
+
+    ``compute(progress)`` gets a callback taking the fraction done. A stored result (a DataFrame
+    or a JSON-able dict) is computed under a progress bar reading ``label()`` and saved in the
+    workspace; one kept in memory only is computed under a spinner (none without a label).
+    """
+    mem = _memory(stored)
+    slot = (data.id, data.stamp, key)
+    if slot in mem:
+        mem.move_to_end(slot)
+        return mem[slot]
+    ws = workspace_at(data.path)
+    out = ws.load_result(data.id, key) if stored else None
+    if out is None:
+        text = label() if label else None
+        out = _with_progress(compute, text or "Computing...") if stored else _with_spinner(compute, text)
+        if stored:
+            ws.save_result(data.id, key, out, meta={"stamp": data.stamp})
+    mem[slot] = out
+    while len(mem) > MEMORY_ENTRIES:
+        mem.popitem(last=False)
+    return out

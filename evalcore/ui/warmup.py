@@ -1,0 +1,67 @@
+"""Background warm-up: load what the current dataset's pages will compute with, while the analyst reads.
+
+Each warm-up runs once per server in a daemon thread. ``EVALCORE_WARMUP=0`` turns them all off:
+the test suite does, because a thread that outlives one test races with the next test's capture
+of stdout and stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import streamlit as st
+
+from ..columns import COMPARISONS, RATINGS
+from .state import current_table
+
+
+def enabled() -> bool:
+    """Whether background warm-ups may run (``EVALCORE_WARMUP`` is not ``0``)."""
+    return os.environ.get("EVALCORE_WARMUP", "1") != "0"
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_winrate() -> threading.Thread:
+    from ..pairwise.winrate import warm_up
+
+    # Load numba, the Dawid-Skene kernel, nutpie and ArviZ while the analyst reads the page:
+    # ~3 s the first time on a machine (numba compiles and caches), ~1 s after.
+    t = threading.Thread(target=warm_up, name="evalcore-ds-warm-up", daemon=True)
+    t.start()
+    return t
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_agreement() -> threading.Thread:
+    from ..pointwise.agreement import warm_up
+
+    # numba's compiled passes of the agreement table: ~2.5 s the first time on a machine, ~0.4 s after.
+    t = threading.Thread(target=warm_up, name="evalcore-agreement-warm-up", daemon=True)
+    t.start()
+    return t
+
+
+def warm_up_winrate() -> None:
+    """Start loading the Dawid-Skene sampler in the background (once per server)."""
+    if enabled():
+        _warm_winrate()
+
+
+def warm_up_for_current() -> None:
+    """Load what the current dataset's pages will compute with, in the background.
+
+    The landing page calls it: the agreement table's compiled passes when the ratings are large
+    enough to use them (:data:`evalcore.pointwise.agreement.COMPILED_FROM` rows), and the
+    Dawid-Skene sampler when there are system pairs, so that the first table or fit does not
+    wait for them.
+    """
+    from ..pointwise.agreement import COMPILED_FROM
+
+    ratings = current_table(RATINGS)
+    if enabled() and ratings is not None and len(ratings) >= COMPILED_FROM:
+        _warm_agreement()
+    frame = current_table(COMPARISONS)
+    if frame is None or "system_a" not in frame.columns or "system_b" not in frame.columns:
+        return
+    warm_up_winrate()

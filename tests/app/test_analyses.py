@@ -1,0 +1,72 @@
+"""The analysis declarations of :mod:`evalcore.ui.analyses`: one key for the check and the run, kept in the
+workspace across a cleared memory, one version per analysis."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from streamlit.testing.v1 import AppTest
+
+from evalcore.data.ingest import load_samples
+from evalcore.ui import analyses
+from evalcore.ui.cache import result_key
+
+
+def _script() -> None:
+    import streamlit as st
+
+    from evalcore import ui
+
+    opts = dict(by=("language",), judges=None, n_boot=0, seed=0)
+    st.text(f"before {ui.AGREEMENT.ready(**opts)}")
+    table = ui.AGREEMENT.result(**opts)
+    st.text(f"after {ui.AGREEMENT.ready(**opts)} rows {len(table)}")
+    dist = ui.CLASS_DISTRIBUTION.result(by=("language",))
+    st.text(f"dist {ui.CLASS_DISTRIBUTION.ready(by=('language',))} rows {len(dist)}")
+    st.cache_resource.clear()  # the memory is gone; the workspace keeps the stored result
+    st.text(f"stored {ui.AGREEMENT.ready(**opts)} other seed {ui.AGREEMENT.ready(**{**opts, 'seed': 1})} "
+            f"dist {ui.CLASS_DISTRIBUTION.ready(by=('language',))}")
+    again = ui.AGREEMENT.result(**opts)
+    st.text(f"same {list(again.columns) == list(table.columns) and len(again) == len(table)}")
+
+
+def test_ready_and_result_share_one_key_and_the_workspace_keeps_it(ws):
+    ratings = load_samples()["ratings"].frame
+    did = ws.save_dataset("sample ratings", {"ratings": ratings})
+    ws.set_setting("current_dataset", did)
+    at = AppTest.from_function(_script, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [t.value for t in at.text]
+    assert texts[0] == "before False"
+    assert texts[1].startswith("after True rows ") and int(texts[1].split()[-1]) > 0
+    assert texts[2].startswith("dist True rows ")
+    assert texts[3] == "stored True other seed False dist False"  # a plot table is kept in memory only
+    assert texts[4] == "same True"
+    key = 'agreement:v1:{"by": ["language"], "judges": null, "n_boot": 0, "seed": 0}'
+    assert ws.result_keys(did) == [key]
+
+
+def test_each_analysis_has_its_own_name_and_version():
+    names = [a.name for a in analyses.ANALYSES.values()]
+    assert len(names) == len(set(names)) == 10
+    opts = dict(a=None, b=None, judges=("j1",), ties="drop", seed=0, repeats=5)
+    curve = analyses.WINRATE_CURVE
+    assert curve.key(**opts) == result_key("winrate_curve", 1, {"a": None, "b": None, "judges": None,
+                                                                 "ties": "drop", "seed": 0, "repeats": 5})
+    bumped = dataclasses.replace(curve, version=2)
+    assert bumped.key(**opts) != curve.key(**opts) and bumped.key(**opts).startswith("winrate_curve:v2:")
+    bias = dict(by=(), judges=None, n_boot=10, seed=0)
+    assert analyses.BIAS.key(**bias) == dataclasses.replace(analyses.BIAS).key(**bias)
+
+
+def test_stored_keys_keep_the_format_of_earlier_versions():
+    """Results stored before the declarations existed (``name:v1:<sorted JSON>``) are still found."""
+    assert analyses.WINRATE.key(a="x", b="y", method="ds", prior="ratio:0.3", judges=None, ties="drop", seed=0) == (
+        'winrate:v1:{"a": "x", "b": "y", "judges": null, "method": "ds", "prior": "ratio:0.3", "seed": 0, '
+        '"ties": "drop"}')
+    assert analyses.WINRATE_ALL.key(method="bwrs", prior="none", baseline=None, judges=("j",), ties="drop",
+                                    seed=1, ood_auto=False) == (
+        'winrate_all:v1:{"baseline": null, "judges": ["j"], "method": "bwrs", "ood_auto": false, "prior": "none", '
+        '"seed": 1, "ties": "drop"}')
+    assert analyses.BIAS.key(by=("language",), judges=("j",), n_boot=5, seed=2) == (
+        'bias:v1:{"by": ["language"], "judges": ["j"], "n_boot": 5, "seed": 2}')

@@ -1,0 +1,147 @@
+"""The page tables of :mod:`evalcore.report.tables`: small inputs written out, and the sample's results."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.data.ingest import load_samples
+from evalcore.pairwise import winrate as wr
+from evalcore.report import plots, tables
+
+
+@pytest.fixture(scope="module")
+def sample():
+    t = load_samples()
+    return t["ratings"].frame, t["comparisons"].frame
+
+
+def _agreement_rows() -> pd.DataFrame:
+    return pd.DataFrame({
+        "language": ["hi", "hi", "bn", "en", "bn", np.nan],
+        "judge": [None, "j1", "j1", "j2", "j2", "j1"],
+        "measure": ["percent_agreement"] + ["pairwise_agreement_gap"] * 5,
+        "flagged": [False, True, True, False, True, True],
+    })
+
+
+def test_flagged_cells_counts_by_the_first_grouping_column():
+    flags = tables.flagged_cells(_agreement_rows(), ["language", "criterion"])
+    assert flags.n == 4 and flags.by == "language"
+    # Most flagged first; a row whose group value is missing counts in n but has no place to name.
+    assert flags.places == (("bn", 2), ("hi", 1))
+
+
+def test_flagged_cells_without_grouping_lists_the_judges():
+    flags = tables.flagged_cells(_agreement_rows(), [])
+    assert flags.n == 4 and flags.by is None
+    assert flags.places == (("j1", 1), ("j1", 1), ("j2", 1), ("j1", 1))
+
+
+def test_flagged_cells_when_nothing_is_flagged():
+    rows = _agreement_rows().assign(flagged=False)
+    assert tables.flagged_cells(rows, ["language"]) == tables.FlaggedCells(0, "language", ())
+
+
+def test_levels_sources_and_humans_named():
+    frame = pd.DataFrame({"lang": ["hi", None, "en", "hi", 3], "judge": [None, "a", None, "b", "a"],
+                          "source": ["humans", "a", "b", "humans", "a"]})
+    assert tables.levels(frame, "lang") == ["3", "en", "hi"]
+    assert list(tables.for_sources(frame, ["humans", "a"]).index) == [0, 1, 3, 4]
+    assert list(tables.for_sources(frame, ["humans", None]).index) == [0, 3]
+    named = tables.with_humans_named(frame)
+    assert list(named["judge"]) == ["(humans)", "a", "(humans)", "b", "a"]
+    assert frame["judge"].isna().sum() == 2  # the input is not changed
+    assert tables.HUMANS == plots.HUMANS == "(humans)"
+
+
+def test_bias_selections_on_the_sample(sample):
+    ratings, _ = sample
+    assert tables.judge_names(ratings) == ["gpt-4/per-criterion", "gpt-4/single-call"]
+    la = sorted(ratings.loc[ratings["criterion"] == "LA", "score"].unique())
+    assert tables.score_levels(ratings, "LA") == la
+    assert tables.thresholds(ratings, "LA") == la[:-1]
+    one = pd.DataFrame({"criterion": ["c", "c"], "score": [2.0, 2.0]})
+    assert tables.thresholds(one, "c") == [2.0]  # a single score can still be chosen
+
+
+def test_criterion_view():
+    res = pd.DataFrame({"criterion": ["LA", "OCQ", None, "LA"], "estimate": [1, 2, 3, 4]})
+    assert list(tables.criterion_view(res, "LA", grouped=True)["estimate"]) == [1, 3, 4]
+    assert tables.criterion_view(res, "LA", grouped=False) is res
+
+
+def test_pair_selections_on_the_sample(sample):
+    _, comparisons = sample
+    pairs = wr.pairs(comparisons)
+    labels = tables.pair_labels(pairs)
+    assert list(labels) == [f"{a} vs {b}" for a, b in zip(pairs["system_a"], pairs["system_b"])]
+    assert labels["cirrus-70b vs atlas-7b"] == ("cirrus-70b", "atlas-7b")
+    judges = tables.pair_judges(pairs, "cirrus-70b vs atlas-7b")
+    assert judges == sorted(comparisons.loc[(comparisons["rater_kind"] == "judge"), "rater"].unique())
+    assert tables.labelled_pairs(pairs) == [n for n, h in zip(labels, pairs["n_human_rows"]) if h > 0]
+    assert tables.systems(pairs) == sorted(set(comparisons["system_a"]) | set(comparisons["system_b"]))
+
+
+def test_pair_judges_and_labelled_pairs_written_out():
+    pairs = pd.DataFrame({"system_a": ["x", "y"], "system_b": ["y", "z"], "judges": ["j2, j1", " "],
+                          "n_human_rows": [0, 4]})
+    assert tables.pair_judges(pairs, "x vs y") == ["j2", "j1"]
+    assert tables.pair_judges(pairs, "y vs z") == []
+    assert tables.labelled_pairs(pairs) == ["y vs z"]
+    assert tables.systems(pairs) == ["x", "y", "z"]
+
+
+def test_pair_counts():
+    verdicts = np.array([[0, 1, -1], [-1, -1, 0], [1, 1, 1]], dtype=np.int8)
+    pair = SimpleNamespace(verdicts=verdicts, n_human=147, p_human=0.789)
+    assert tables.verdict_count(pair) == 6
+    assert tables.labels_used(pair, 0.6) == 88 and tables.labels_used(pair, 0.0) == 0
+    assert tables.labels_used(pair, 1.0) == 147
+    assert tables.mode_minus_humans(SimpleNamespace(p_mode=0.8), pair) == pytest.approx(0.011)
+    assert tables.mode_minus_humans(SimpleNamespace(p_mode=0.8), SimpleNamespace(p_human=math.nan)) is None
+
+
+def test_labels_used_matches_label_mask(sample):
+    _, comparisons = sample
+    pair = wr.pair_data(comparisons, "cirrus-70b", "atlas-7b")
+    for ratio in (0.0, 0.05, 0.3, 0.6, 1.0):
+        assert tables.labels_used(pair, ratio) == int(wr.label_mask(pair, ratio, seed=3).sum())
+
+
+def test_judge_accuracy_and_warnings_on_the_sample(sample):
+    _, comparisons = sample
+    r = wr.estimate(comparisons, "cirrus-70b", "atlas-7b", method="bwrs", prior="ratio:0.3", seed=0)
+    acc = tables.judge_accuracy([r])
+    assert set(acc["method"]) == {"BWRS"}
+    raw = wr.judges_table([r])
+    assert acc.drop(columns="method").equals(raw.drop(columns="method"))
+    frame = wr.results_frame([r])
+    assert tables.with_warnings(frame) == int((frame["warnings"] != "").sum())
+    assert tables.with_warnings(frame.assign(warnings=["near chance"])) == 1
+
+
+def test_curve_pairs():
+    curve = pd.DataFrame({"n_pairs": [6, 6, 5]})
+    assert tables.curve_pairs(curve) == 6
+
+
+def test_saved_datasets_and_unlocked():
+    when = datetime(2026, 1, 2, 3, 4, tzinfo=timezone.utc)
+    items = [SimpleNamespace(name="demo", tables={"ratings": 1200, "comparisons": 30}, status="ready",
+                             source="sample_data/", updated=when),
+             SimpleNamespace(name="upload", tables={}, status="needs_mapping", source="a.csv", updated=when)]
+    saved = tables.saved_datasets(items)
+    assert list(saved.columns) == ["name", "tables", "status", "source", "updated (UTC)"]
+    assert saved["tables"].tolist() == ["ratings: 1,200 rows, comparisons: 30 rows", "(not imported yet)"]
+    assert saved["status"].tolist() == ["ready", "needs column mapping"]
+    assert saved["updated (UTC)"].tolist() == ["2026-01-02 03:04"] * 2
+    av = pd.DataFrame({"table": ["ratings", "comparisons"], "available": [True, False], "title": ["A", "B"],
+                       "missing": ["", "x"], "other": [1, 2]})
+    assert tables.unlocked(av, "comparisons").to_dict("records") == [{"available": False, "title": "B",
+                                                                       "missing": "x"}]
