@@ -21,9 +21,10 @@ def header() -> None:
     st.title("evalcore")
     st.markdown(
         "Audit an LLM judge against human annotators: **where it can be trusted** (agreement per language, "
-        "task and criterion), **how it is biased** (score skew, familiarity, anchoring, position bias), and "
+        "task and criterion), **how it is biased** (score skew, familiarity, anchoring, self-consistency), and "
         "**what the corrected numbers are** (calibrated win rates). Every figure comes with its sample size "
-        "and an interval."
+        "and an interval. The dataset you open here is this browser tab's own: other people using the app at "
+        "the same time keep theirs, and the link in the address bar reopens it."
     )
 
 
@@ -42,7 +43,7 @@ def load_tabs() -> None:
 
 
 def current_section() -> None:
-    """The pending upload's column mapping, else the current dataset's summary, else where to start."""
+    """The pending upload's column mapping, else this tab's dataset's summary, else where to start."""
     pending = loading.pending_id()
     if pending:
         st.divider()
@@ -52,8 +53,7 @@ def current_section() -> None:
         loading.summary_panel()
         ui.warm_up_for_current()
     else:
-        st.info("Start with **Load the sample data**: one click, and every page has something to show.",
-                icon=":material/arrow_upward:")
+        st.info(ui.no_dataset_message(home=True), icon=":material/arrow_upward:")
 
 
 def main() -> None:

@@ -63,11 +63,13 @@ def main() -> int:
     frame = load(path).frame
     t_load = time.perf_counter() - t
     ws = Workspace(os.environ["EVALCORE_WORKSPACE"])
-    ws.set_setting("current_dataset", ws.save_dataset("1M judgments", {"ratings": frame}))
+    did = ws.save_dataset("1M judgments", {"ratings": frame})
     print(f"{rows:,} rows; evalcore.data.ingest.load {t_load:.2f} s; {platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}", flush=True)
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    at.query_params["dataset"] = did  # a browser tab opens a dataset through its link
+    at.run()
     steps = []
 
     def step(what: str, action) -> None:

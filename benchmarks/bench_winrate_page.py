@@ -63,8 +63,10 @@ def main() -> int:
 
     rows = []
     for name, tables in datasets.items():
-        ws.set_setting("current_dataset", ws.save_dataset(name, tables))
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+        did = ws.save_dataset(name, tables)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+        at.query_params["dataset"] = did  # a browser tab opens a dataset through its link
+        at.run()
         t = time.perf_counter()
         at.switch_page(str(ROOT / "pages" / "3_Win_rates.py")).run()
         first = time.perf_counter() - t

@@ -15,6 +15,15 @@ Segments
     the canonical columns that are not: ids, scores and per-judgment fields.
     :func:`segment_columns` lists a table's segments.
 
+The humans' label
+    One label per item (or unit) everywhere: the strict majority of the annotators' labels, a
+    tie when no label has more than half the votes (:func:`evalcore.labels.strict_majority`).
+
+Unparsed judge outputs
+    A comparison row with ``invalid`` true is a judge output that could not be read as a verdict;
+    its ``winner`` is empty. Every analysis treats it as a missing verdict unless asked otherwise
+    (judge accuracy with ``invalid="wrong"``, as the PandaLM authors count them).
+
 Counts
     ``n`` in every result table counts **items**, the unit the bootstrap resamples. Agreement
     also reports ``n_units`` (an item on one criterion: the unit its measures average over)
@@ -39,7 +48,8 @@ WINNERS = ("a", "b", "tie")
 HUMANS_LABEL = "humans"
 
 #: Canonical columns that are not segments: ids, scores and fields of one judgment.
-NOT_SEGMENTS = frozenset({"item_id", "rater", "rater_kind", "score", "sample", "position", "perplexity", "text"})
+NOT_SEGMENTS = frozenset({"item_id", "rater", "rater_kind", "score", "sample", "position", "perplexity", "text",
+                          "invalid"})
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,8 @@ COMPARISONS_COLUMNS: tuple[Column, ...] = (
     Column("rater_kind", True, "category", "'human' or 'judge'"),
     Column("winner", True, "category", "'a', 'b' or 'tie', in terms of content, not position"),
     Column("swapped", False, "bool", "true when the outputs were shown in swapped order"),
+    Column("invalid", False, "bool", "true for a judge output that could not be read as a verdict (winner "
+                                     "empty): a missing verdict, or a wrong one in judge accuracy on request"),
     Column("prob_a", False, "number", "judge's P('A') under the default prompt"),
     Column("prob_a_swap_position", False, "number", "judge's P('A') with the outputs' positions swapped"),
     Column("prob_a_swap_id", False, "number", "judge's P('A') with the option IDs swapped"),

@@ -25,6 +25,11 @@ from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractio
 from evalcore.report import plots, tables
 
 
+FLAG_RULE = ("A result is flagged when its test in the direction that means harm is significant after controlling "
+             "the false discovery rate at 5% across every test in this report (Benjamini-Hochberg q ≤ 0.05); an "
+             "effect in the other direction is shown, not flagged.")
+
+
 class Options(NamedTuple):
     by: list
     judges: list
@@ -36,20 +41,24 @@ def header() -> None:
     ui.page("Agreement", icon=":material/handshake:")
     st.title("Agreement: can the judge be trusted, and where?")
     st.caption("How often annotators agree with each other, and how often each judge agrees with them, per group, "
-               "with 95% bootstrap intervals over items.")
+               "with 95% bootstrap intervals over items. " + FLAG_RULE)
 
 
 def controls(ratings, units) -> Options:
-    """Grouping, judges, resamples and seed."""
+    """Grouping, judges, resamples and seed (the options re-derived from the dataset on every run)."""
     segs = segment_columns(ratings)
-    default_by = [c for c in ("language", "criterion") if c in segs]
+    judges_all = list(units.judges)
     c1, c2, c3, c4 = st.columns([3, 3, 1, 1])
-    by = c1.multiselect("Group by", segs, default=default_by, key="ag_by",
-                        help="Two columns give a heatmap; one a dot plot; none a single overall value.")
-    judges = c2.multiselect("Judges", list(units.judges), default=list(units.judges), key="ag_judges")
+    by = c1.multiselect("Group by", ui.choices("ag_by", segs, [c for c in ("language", "criterion") if c in segs]),
+                        key="ag_by", help="Two columns give a heatmap; one a dot plot; none a single overall value.")
+    judges = c2.multiselect("Judges", ui.choices("ag_judges", judges_all, judges_all), key="ag_judges",
+                            help=f"{len(judges_all)} judges in this dataset.")
     n_boot = c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="ag_boot",
                              help="Bootstrap resamples of items per cell; 0 skips the intervals.")
     seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="ag_seed")
+    if judges_all and not judges:
+        st.info("Pick at least one judge under **Judges** to compare judges with the humans; the humans' agreement "
+                "among themselves is shown below.", icon=":material/info:")
     return Options(by, judges, int(n_boot), int(seed))
 
 
@@ -57,8 +66,8 @@ def agreement_section(table, units, opts: Options) -> str | None:
     """Whose agreement, which measure, and the heatmap or dot plot; returns the judge shown (None: humans)."""
     st.subheader("Where does the judge agree with humans?")
     s1, s2 = st.columns(2)
-    source = s1.selectbox("Whose agreement", [tables.HUMANS, *opts.judges], index=1 if opts.judges else 0,
-                          key="ag_source",
+    sources = ui.choice("ag_source", [tables.HUMANS, *opts.judges], opts.judges[0] if opts.judges else None)
+    source = s1.selectbox("Whose agreement", sources, key="ag_source",
                           format_func=lambda j: "Humans among themselves" if j == tables.HUMANS else f"{j} vs humans")
     judge = None if source == tables.HUMANS else source
     measures = HUMAN_MEASURES if judge is None else JUDGE_MEASURES
@@ -70,8 +79,8 @@ def agreement_section(table, units, opts: Options) -> str | None:
                 "are low by construction. Read Kendall's tau, Spearman's rho and the interval alpha instead.",
                 icon=":material/info:")
     st.plotly_chart(plots.agreement_figure(table, measure=measure, judge=judge, by=opts.by), key="ag_fig")
-    st.caption("Hover a cell for its estimate, 95% interval and n. ▼ marks cells where the judge agrees with humans "
-               "significantly less than humans agree with each other (pairwise agreement gap, interval below 0). "
+    st.caption("Hover a cell for its estimate, 95% interval and n. ▼ marks flagged cells: the judge agrees with "
+               "humans less than humans agree with each other (the pairwise agreement gap), by the rule at the top. "
                "n counts units: an item rated on several criteria counts once per criterion.")
     return judge
 
@@ -107,12 +116,16 @@ def class_distribution_section(units, opts: Options, judge: str | None) -> None:
     facet = by[0] if by and by[0] != "criterion" else None
     filters = {}
     if "criterion" in by:
-        filters["criterion"] = st.selectbox("Criterion", sorted(units.scale), key="ag_crit")
+        filters["criterion"] = st.selectbox("Criterion", ui.choice("ag_crit", sorted(units.scale)), key="ag_crit")
     for extra in [c for c in by if c not in ("criterion", facet)]:
-        filters[extra] = st.selectbox(extra, tables.levels(dist, extra), key=f"ag_f_{extra}")
+        filters[extra] = st.selectbox(extra, ui.choice(f"ag_f_{extra}", tables.levels(dist, extra)),
+                                      key=f"ag_f_{extra}")
     shown_judge = judge or (opts.judges[0] if opts.judges else None)
     shown = tables.for_sources(dist, ["humans", shown_judge])
-    st.caption(f"Humans next to {shown_judge or 'no judge'} (choose the judge under 'Whose agreement' above).")
+    if shown_judge is None:
+        st.caption("The humans only: pick a judge under **Judges** above to see its scores next to theirs.")
+    else:
+        st.caption(f"Humans next to {shown_judge} (choose the judge under 'Whose agreement' above).")
     st.plotly_chart(plots.class_distribution_figure(shown, row=facet, filters=filters), key="cd_fig")
     st.caption("Units with 2+ annotators, split by whether all (full), some (partial) or none of them gave the same "
                "score. Bars are the share of each score: the humans' own ratings next to each judge's. A judge that "

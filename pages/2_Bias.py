@@ -41,18 +41,20 @@ def header() -> None:
     ui.page("Bias", icon=":material/balance:")
     st.title("Bias: how is the judge biased, and what to do about it?")
     st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
-               "the humans, with 95% bootstrap intervals over items. A result is flagged when the judge's effect is "
-               "significant at the 5% level.")
+               "the humans, with 95% bootstrap intervals over items. A result is flagged when its test in the "
+               "direction that means harm is significant after controlling the false discovery rate at 5% across "
+               "every test in this report (Benjamini-Hochberg q ≤ 0.05); an effect in the other direction is shown, "
+               "not flagged.")
 
 
 def controls(ratings) -> Options:
-    """Breakdown, judges, resamples and seed."""
+    """Breakdown, judges, resamples and seed (the options re-derived from the dataset on every run)."""
     judges_all = tables.judge_names(ratings)
     c1, c2, c3, c4 = st.columns([2, 3, 1, 1])
     segs = [c for c in segment_columns(ratings) if c != "criterion"]
-    by = c1.multiselect("Break down by", segs, default=["language"] if "language" in segs else [], key="bi_by")
+    by = c1.multiselect("Break down by", ui.choices("bi_by", segs, ["language"]), key="bi_by")
     # Many judges crowd every chart: start with a few, the user adds more.
-    judges = c2.multiselect("Judges", judges_all, default=judges_all if len(judges_all) <= 6 else judges_all[:4],
+    judges = c2.multiselect("Judges", ui.choices("bi_judges", judges_all, tables.first_judges(judges_all)),
                             key="bi_judges", help=f"{len(judges_all)} judges in this dataset.")
     n_boot = int(c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="bi_boot"))
     seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key="bi_seed"))
@@ -107,16 +109,18 @@ def anchoring_tab(ratings, rep, view, opts: Options, crits: list) -> None:
                                         title="Mean correlation between criteria: judge minus humans"),
                     key="bi_r")
     judges = opts.judges
-    corr_judge = st.selectbox("Judge", judges, key="bi_corr_judge") if judges else None
+    corr_judge = st.selectbox("Judge", ui.choice("bi_corr_judge", judges), key="bi_corr_judge")
     corr = ui.CRITERION_CORRELATIONS.result(judges=judges, n_boot=0, seed=opts.seed)
     st.plotly_chart(plots.correlation_heatmaps(corr, sources=["humans", *([corr_judge] if corr_judge else [])]),
                     key="bi_corr")
     st.caption("A judge that anchors on the first criterion it scores makes its criteria far more correlated "
                "than humans' (Stureborg et al.: r = 0.979 for GPT-4 against 0.315 for humans).")
     a1, a2, a3 = st.columns(3)
-    given = a1.selectbox("Given criterion", crits, key="bi_given")
-    target = a2.selectbox("Target criterion", [c for c in crits if c != given], key="bi_target")
-    thr = a3.selectbox("Threshold (above vs at or below)", tables.thresholds(ratings, given), key="bi_thr")
+    given = a1.selectbox("Given criterion", ui.choice("bi_given", crits), key="bi_given")
+    target = a2.selectbox("Target criterion", ui.choice("bi_target", [c for c in crits if c != given]),
+                          key="bi_target")
+    thr = a3.selectbox("Threshold (above vs at or below)", ui.choice("bi_thr", tables.thresholds(ratings, given)),
+                       key="bi_thr")
     cond = ui.CONDITIONAL_DISTRIBUTION.result(given=given, target=target, threshold=float(thr), judges=judges,
                                               n_boot=0, seed=opts.seed)
     st.plotly_chart(plots.conditional_figure(cond), key="bi_cond")
@@ -144,10 +148,15 @@ def main() -> None:
     ratings = ui.require_table("ratings")
     with ui.guard("Running the bias diagnostics"):
         opts = controls(ratings)
+        if not opts.judges:
+            st.info("Pick at least one judge under **Judges**: every diagnostic compares a judge with the humans."
+                    if tables.judge_names(ratings) else "This dataset has no judge ratings to diagnose.",
+                    icon=":material/info:")
+            return
         rep = ui.BIAS.result(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
         findings_section(rep, opts.n_boot)
         crits = tables.levels(ratings, "criterion")
-        crit = st.selectbox("Criterion", crits, key="bi_crit",
+        crit = st.selectbox("Criterion", ui.choice("bi_crit", crits), key="bi_crit",
                             help="Shown in every tab; without a breakdown the effect plots list all criteria.")
         # Grouped views show one criterion (rows = groups); ungrouped ones list the criteria as rows.
         view = tables.criterion_view(rep.results, crit, grouped=bool(opts.by))

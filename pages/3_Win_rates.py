@@ -75,7 +75,8 @@ def options(pairs, label: str) -> tuple[list, list, str, int]:
     with st.expander("Options: judges, ties, seed"):
         o1, o2, o3 = st.columns([4, 2, 1])
         all_judges = tables.pair_judges(pairs, label)
-        judges = o1.multiselect("Judges", all_judges, default=all_judges, key=f"wr_judges_{label}")
+        judges = o1.multiselect("Judges", ui.choices(f"wr_judges_{label}", all_judges, all_judges),
+                                key=f"wr_judges_{label}")
         ties = o2.radio("Ties", ["drop", "random"], horizontal=True, key="wr_ties",
                         format_func={"drop": "leave out", "random": "coin flip"}.get,
                         help="A judge's verdict combines its rows on an item (swap and sum); a tie is left out "
@@ -94,7 +95,8 @@ def ood_prior(col, pairs, label: str, a: str, b: str, ties: str, seed: int) -> s
     labelled = tables.labelled_pairs(pairs)
     opts = [n for n in lookup if n != label and n in labelled]
     default = next((i for i, n in enumerate(opts) if near and set(lookup[n]) == set(near)), 0)
-    other = col.selectbox("Prior from", opts, index=default, key=f"wr_ood_{label}",
+    other = col.selectbox("Prior from", ui.choice(f"wr_ood_{label}", opts, opts[default] if opts else None),
+                          key=f"wr_ood_{label}",
                           help="Default: the pair whose raw win rate is closest to this one's, as Gao et al. "
                                "choose it. It is read in the direction whose win rate is closer.")
     a2, b2 = orient_like(frame, a, b, lookup[other], ties=ties, seed=seed)
@@ -107,9 +109,10 @@ def prior_picker(c2, c3, pairs, label: str, a: str, b: str, pair, ties: str, see
     kinds = dict(PRIOR_KINDS)
     if pair.n_human == 0:
         kinds.pop("ratio")
-    if len(tables.pair_labels(pairs)) < 2:
-        kinds.pop("ood")
-    kind = c2.radio("What the judges' accuracies are learnt from", list(kinds), format_func=kinds.get,
+    if not [n for n in tables.labelled_pairs(pairs) if n != label]:
+        kinds.pop("ood")  # no other pair has human labels to learn from
+    kind = c2.radio("What the judges' accuracies are learnt from", ui.choice("wr_prior_kind", list(kinds)),
+                    format_func=kinds.get,
                     key="wr_prior_kind", horizontal=False,
                     help="Gao et al.'s three settings: in-distribution labels on a share of this pair's items "
                          "(the prior data ratio), an out-of-distribution prior from another pair's labels "
@@ -131,14 +134,14 @@ def controls(pairs) -> tuple[Selection, object]:
     """The pair, its options and the prior: the selection, and the pair's data."""
     c1, c2, c3 = st.columns([3, 3, 2])
     lookup = tables.pair_labels(pairs)
-    label = c1.selectbox("System pair", list(lookup), key="wr_pair",
+    label = c1.selectbox("System pair", ui.choice("wr_pair", list(lookup)), key="wr_pair",
                          help="p is the share of items on which the first system is better.")
     a, b = lookup[label]
     if c1.toggle("Swap the order", key="wr_swap", help="Show p for the second system instead."):
         a, b = b, a
     judges, all_judges, ties, seed = options(pairs, label)
     if not judges:
-        st.info("Pick at least one judge.", icon=":material/info:")
+        st.info("Pick at least one judge under **Options: judges, ties, seed**.", icon=":material/info:")
         st.stop()
     jt = tuple(judges) if len(judges) < len(all_judges) else None
     pair = ui.pair_data(a, b, judges=jt, ties=ties, seed=seed)
@@ -226,7 +229,8 @@ def all_pairs_tab(sel: Selection, pairs) -> None:
     mode = g1.radio("Pairs", ["n vs n", "1 vs n"], horizontal=True, key="wr_all_mode",
                     help="n vs n: every pair in the file as it is oriented there. 1 vs n: every pair that "
                          "includes a baseline, as each system's win rate against it.")
-    baseline = g2.selectbox("Baseline", tables.systems(pairs), key="wr_baseline") if mode == "1 vs n" else None
+    baseline = (g2.selectbox("Baseline", ui.choice("wr_baseline", tables.systems(pairs)), key="wr_baseline")
+                if mode == "1 vs n" else None)
     methods = [m for m in ("ds", "bwrs") if m != "bwrs" or sel.bwrs]
     opts = dict(prior=sel.prior if sel.kind != "ood" else "ood:auto,auto", baseline=baseline, judges=sel.judges,
                 ties=sel.ties, seed=sel.seed, ood_auto=sel.kind == "ood")

@@ -27,7 +27,8 @@ needs_datasets = pytest.mark.skipif(not DATASETS.exists(),
                                     reason="../shared/datasets not found: this test reads the real public data")
 
 # The bias tables' leading columns, written out here (not imported) so that the tests pin the contract.
-LAYOUT = ["section", "judge", "criterion", "measure", "estimate", "ci_low", "ci_high", "n", "flagged", "note"]
+LAYOUT = ["section", "judge", "criterion", "measure", "estimate", "ci_low", "ci_high", "n", "test", "p_value", "q_value",
+          "flagged", "opposite", "note"]
 
 
 def row(res: pd.DataFrame, measure: str, judge: str | None = None, **by) -> pd.Series:

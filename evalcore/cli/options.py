@@ -46,7 +46,8 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="wide file: the columns holding each judge's scores")
     p.add_argument("--judge-rater", action="append", metavar="RATER",
                    help="file without a rater_kind column: a rater that is an LLM judge (repeatable); "
-                        "by default raters named like models (gpt, llama, judge, ...) are judges")
+                        "by default raters named like models (gpt, claude, llama, qwen, prometheus, judge, ...; "
+                        "see evalcore.data.raters) are judges")
 
 
 def add_audit_args(p: argparse.ArgumentParser, *, by_help: str, judge_help: str, boot_help: str) -> None:

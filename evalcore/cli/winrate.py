@@ -1,4 +1,5 @@
-"""``evalcore winrate``: calibrated win rates of system pairs (BWRS, Bayesian Dawid-Skene)."""
+"""``evalcore winrate``: calibrated win rates of system pairs (BWRS, Bayesian Dawid-Skene), and with
+``--accuracy`` each judge's accuracy against the humans' strict majority."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import sys
 
 from ..errors import DataError
-from .options import add_input_args, load_table
+from .options import add_input_args, load_table, records, text_table
 
 
 def _print_results(ing, args: argparse.Namespace, prior, results, t0: float) -> None:
@@ -37,13 +38,40 @@ def _print_results(ing, args: argparse.Namespace, prior, results, t0: float) -> 
     w(f"\n{len(results)} pair(s) in {time.perf_counter() - t0:.1f} s\n")
 
 
+def _run_accuracy(args: argparse.Namespace, ing) -> int:
+    """``--accuracy``: each judge's three-class accuracy against the humans' strict majority."""
+    from ..pairwise.accuracy import judge_accuracy
+
+    if args.pair or args.baseline:
+        raise DataError("--accuracy reports every item, not one pair", fix="leave out --pair and --baseline, or "
+                                                                            "group with --by")
+    res = judge_accuracy(ing.frame, invalid=args.invalid, by=args.by or (), judges=args.judge, n_boot=args.boot,
+                         seed=args.seed, level=args.level)
+    if args.json:
+        json.dump(records(res), sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    w = sys.stdout.write
+    how = {"drop": "left out", "wrong": "counted as wrong"}[args.invalid]
+    w(f"judge accuracy of {ing.source}: verdicts a / b / tie against the humans' strict majority; unparsed "
+      f"outputs {how} (--invalid {args.invalid}); {args.level:.0%} item-bootstrap interval, {args.boot} resamples, "
+      f"seed {args.seed}\n\n")
+    shown = res[[*(args.by or ()), "judge", "estimate", "ci_low", "ci_high", "n", "n_invalid", "note"]]
+    w(text_table(shown, undefined="undefined") + "\n")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Fit the chosen pair, or every pair, and print the estimates or their JSON records."""
     import time
 
     from ..pairwise import winrate as wr
 
+    if args.seed < 0:
+        raise DataError(f"--seed {args.seed} is negative", fix="use a whole number, 0 or more (e.g. --seed 0)")
     ing = load_table(args, "comparisons")
+    if args.accuracy:
+        return _run_accuracy(args, ing)
     prior = wr.parse_prior(args.prior)
     if args.boot_samples < 100:
         raise DataError(f"--samples {args.boot_samples} is too few", fix="use at least 100 (default 10000)")
@@ -86,5 +114,16 @@ def add_parser(sub) -> None:
                    help="BWRS: samples of p per judge (default 10000)")
     w.add_argument("--chains", type=int, default=4, help="DS: MCMC chains (default 4)")
     w.add_argument("--draws", type=int, default=1000, help="DS: draws per chain, and as many tuning steps (default 1000)")
-    w.add_argument("--json", action="store_true", help="print JSON records (one per pair)")
+    w.add_argument("--json", action="store_true", help="print JSON records (one per pair, or per judge with "
+                                                        "--accuracy)")
+    a = w.add_argument_group("judge accuracy", "--accuracy reports each judge's accuracy (a / b / tie) against "
+                                               "the humans' strict majority instead of the win rates")
+    a.add_argument("--accuracy", action="store_true", help="report the judges' accuracy instead of the win rates")
+    a.add_argument("--invalid", choices=["drop", "wrong"], default="drop",
+                   help="unparsed judge outputs: leave them out (default; their count is shown) or count them as "
+                        "wrong, as the PandaLM authors do")
+    a.add_argument("--by", nargs="+", metavar="COL", help="break the accuracy down by these per-item columns")
+    a.add_argument("--boot", type=int, default=1000, metavar="N",
+                   help="item-bootstrap resamples of the accuracy interval (default 1000; 0: none)")
+    a.add_argument("--level", type=float, default=0.95, help="level of the accuracy interval (default 0.95)")
     w.set_defaults(func=run)

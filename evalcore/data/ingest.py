@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .. import columns
-from . import io, schema
+from . import io, raters, schema
+from .raters import looks_like_judge
 from ..errors import DataError
 
 
@@ -53,38 +54,10 @@ class Ingested:
         return schema.summarize(self.frame, table=self.table)
 
 
-def ingest_frame(
-    raw: pd.DataFrame,
-    *,
-    file: str,
-    mapping: Mapping[str, str] | None = None,
-    table: str | None = None,
-    wide: schema.WideSpec | None = None,
-    judge_raters: Sequence[str] | None = None,
-    auto: bool = True,
-) -> Ingested:
-    """Map, reshape and validate a table read with :func:`evalcore.data.io.read_table`.
-
-    Parameters
-    ----------
-    raw
-        The file's table with its own column names.
-    file
-        Name for messages.
-    mapping
-        ``{user column: canonical}``; with ``auto`` these override the suggestions of
-        :func:`evalcore.data.schema.suggest_mapping`, without it they are used alone.
-    table
-        Force ``ratings`` or ``comparisons``; guessed from the columns otherwise.
-    wide
-        Read one column per annotator/judge (see :class:`evalcore.data.schema.WideSpec`);
-        with ``auto`` and no rater/score column, a wide layout is guessed.
-    judge_raters
-        For a file with a ``rater`` but no ``rater_kind`` column: the raters that are
-        LLM judges (the others are humans). With ``auto`` and no list, raters whose
-        names look like models (gpt, llama, judge, ...) are taken as judges, and a
-        note says so.
-    """
+def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None, table: str | None,
+             wide: schema.WideSpec | None, auto: bool) -> tuple[pd.DataFrame, dict, schema.WideSpec | None,
+                                                              str | None, tuple[str, ...]]:
+    """The user's table mapped (and reshaped when wide): ``(long, mapping, wide, table, notes)``."""
     full = dict(schema.suggest_mapping(raw.columns, table=table)) if auto else {}
     if mapping:
         # A user's choice for a column replaces the guess, and frees the target it takes.
@@ -115,38 +88,156 @@ def ingest_frame(
             table = "comparisons" if wide.value == "winner" else "ratings"
     else:
         long = schema.apply_mapping(base, full, file=file)
+    return long, full, wide, table, notes
+
+
+def _set_kinds(long: pd.DataFrame, judge_raters: Sequence[str] | None, auto: bool, file: str) -> tuple[str, ...]:
+    """A ``rater_kind`` column for a table without one, from ``judge_raters`` or the names; the note."""
+    names = [str(r) for r in pd.unique(long["rater"].dropna())]
+    guessed = judge_raters is None and auto
+    notes: tuple[str, ...] = ()
+    if guessed:
+        judge_raters = guess_judges(names)
+        notes = (f"{file} has no rater_kind column: {len(judge_raters)} rater(s) whose names look like "
+                 f"models were taken as judges ({', '.join(judge_raters[:5]) or 'none'}), the other "
+                 f"{len(names) - len(judge_raters)} as humans.",)
+    if judge_raters is None:
+        return notes
+    judges = {str(j).strip() for j in judge_raters}
+    is_judge = long["rater"].astype("string").str.strip().isin(judges).fillna(False).to_numpy()
+    long["rater_kind"] = np.where(is_judge, "judge", "human")
+    named = [r for r in names if r.strip()]
+    if named and (is_judge.all() or not is_judge.any()):
+        lacking = "human" if is_judge.all() else "judge"
+        raise DataError(
+            f"there are no {lacking} rows: the file has no rater_kind column and "
+            + ((f"no rater name looks like an LLM judge ({', '.join(named[:5])})" if guessed
+                else "no rater was marked as a judge") if lacking == "judge"
+               else f"every rater was taken as a judge ({', '.join(named[:5])})"),
+            file=file, column="rater",
+            fix="say which raters are LLM judges (CLI: --judge-rater RATER, repeatable; app: the judge "
+                "picker), or add a rater_kind column with 'human' or 'judge' on every row",
+        )
+    return notes
+
+
+def ingest_frame(
+    raw: pd.DataFrame,
+    *,
+    file: str,
+    mapping: Mapping[str, str] | None = None,
+    table: str | None = None,
+    wide: schema.WideSpec | None = None,
+    judge_raters: Sequence[str] | None = None,
+    auto: bool = True,
+) -> Ingested:
+    """Map, reshape and validate a table read with :func:`evalcore.data.io.read_table`.
+
+    Parameters
+    ----------
+    raw
+        The file's table with its own column names.
+    file
+        Name for messages.
+    mapping
+        ``{user column: canonical}``; with ``auto`` these override the suggestions of
+        :func:`evalcore.data.schema.suggest_mapping`, without it they are used alone.
+    table
+        Force ``ratings`` or ``comparisons``; guessed from the columns otherwise.
+    wide
+        Read one column per annotator/judge (see :class:`evalcore.data.schema.WideSpec`);
+        with ``auto`` and no rater/score column, a wide layout is guessed.
+    judge_raters
+        For a file with a ``rater`` but no ``rater_kind`` column: the raters that are
+        LLM judges (the others are humans). With ``auto`` and no list, raters whose
+        names look like models (:func:`evalcore.data.raters.looks_like_judge`) are taken
+        as judges, and a note says so. :func:`rater_roles` shows that classification
+        before import; the analyst's choice comes back here as ``judge_raters``.
+    """
+    long, full, wide, table, notes = _to_long(raw, file=file, mapping=mapping, table=table, wide=wide, auto=auto)
     if "rater_kind" not in long.columns and "rater" in long.columns:
-        raters = [str(r) for r in pd.unique(long["rater"].dropna())]
-        guessed = judge_raters is None and auto
-        if guessed:
-            judge_raters = guess_judges(raters)
-            notes += (f"{file} has no rater_kind column: {len(judge_raters)} rater(s) whose names look like "
-                      f"models were taken as judges ({', '.join(judge_raters[:5]) or 'none'}), the other "
-                      f"{len(raters) - len(judge_raters)} as humans.",)
-        if judge_raters is not None:
-            judges = {str(j).strip() for j in judge_raters}
-            is_judge = long["rater"].astype("string").str.strip().isin(judges).fillna(False).to_numpy()
-            long["rater_kind"] = np.where(is_judge, "judge", "human")
-            named = [r for r in raters if r.strip()]
-            if named and (is_judge.all() or not is_judge.any()):
-                lacking = "human" if is_judge.all() else "judge"
-                raise DataError(
-                    f"there are no {lacking} rows: the file has no rater_kind column and "
-                    + ((f"no rater name looks like an LLM judge ({', '.join(named[:5])})" if guessed
-                        else "no rater was marked as a judge") if lacking == "judge"
-                       else f"every rater was taken as a judge ({', '.join(named[:5])})"),
-                    file=file, column="rater",
-                    fix="say which raters are LLM judges (CLI: --judge-rater RATER, repeatable; app: the judge "
-                        "picker), or add a rater_kind column with 'human' or 'judge' on every row",
-                )
+        notes += _set_kinds(long, judge_raters, auto, file)
     checked = schema.validate(long, table=table, file=file)
     notes += checked.notes
     return Ingested(table=checked.table, frame=checked.frame, source=file, mapping=full, wide=wide, notes=notes)
 
 
+#: The columns of :func:`rater_roles`.
+ROLE_COLUMNS = ("rater", "rows", "role", "reason")
+
+
+def _roles(names: list[str], long: pd.DataFrame, keep: pd.Series, rater: pd.Series, wide, judge_raters,
+           auto: bool) -> list[tuple[str, str | None, str]]:
+    """``(rater, role, reason)`` for each name (see :func:`rater_roles`)."""
+    if "rater_kind" in long.columns:
+        kind = schema.rater_kinds(long.loc[keep, "rater_kind"])
+        first = kind.groupby(rater.to_numpy(), sort=False).first()
+        role = {n: (None if pd.isna(first.get(n)) else str(first.get(n))) for n in names}
+        if wide is None:
+            return [(n, role[n], "rater_kind column") for n in names]
+        return [(n, role[n], "wide layout: judge column" if role[n] == columns.JUDGE
+                 else "wide layout: annotator column") for n in names]
+    if judge_raters is not None:
+        chosen = {str(j).strip() for j in judge_raters}
+        return [(n, columns.JUDGE, "chosen: judge") if n in chosen else (n, columns.HUMAN, "chosen: human")
+                for n in names]
+    hits = {n: raters.judge_name_match(n) if auto else None for n in names}
+    return [(n, columns.JUDGE, f"name looks like a model: matched '{hits[n]}'") if hits[n]
+            else (n, columns.HUMAN, "default: human") for n in names]
+
+
+def rater_roles(
+    raw: pd.DataFrame,
+    mapping: Mapping[str, str] | None = None,
+    *,
+    table: str | None = None,
+    wide: schema.WideSpec | None = None,
+    judge_raters: Sequence[str] | None = None,
+    auto: bool = True,
+    file: str = "the file",
+) -> pd.DataFrame:
+    """Which raters will be taken as judges and which as humans, and why: the preview before import.
+
+    Takes the arguments of :func:`ingest_frame` and applies the same mapping and wide layout,
+    but validates nothing, so that the app can show the classification for the analyst to
+    confirm or change before importing. The analyst's choice goes back to :func:`ingest_frame`
+    (or :func:`load`) as ``judge_raters``, the list of the judges.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per rater, in order of first appearance: ``rater``, ``rows`` (its judgments),
+        ``role`` (``'judge'`` or ``'human'``; None where a ``rater_kind`` value is neither) and
+        ``reason``: ``'rater_kind column'``, ``'wide layout: judge column'`` or ``'wide layout:
+        annotator column'``, ``'chosen: judge'`` or ``'chosen: human'`` (from ``judge_raters``),
+        ``"name looks like a model: matched 'X'"`` or ``'default: human'``. Empty, with these
+        columns, while no column is mapped to ``rater``.
+
+    Examples
+    --------
+    >>> raw = pd.DataFrame({"item": [1, 1, 1, 2], "annotator": ["alice", "prometheus-7b", "Phil", "alice"],
+    ...                     "score": [4, 5, 4, 3]})
+    >>> rater_roles(raw)[["rater", "rows", "role"]].to_dict("list")
+    {'rater': ['alice', 'prometheus-7b', 'Phil'], 'rows': [2, 1, 1], 'role': ['human', 'judge', 'human']}
+    >>> rater_roles(raw)["reason"].tolist()
+    ['default: human', "name looks like a model: matched 'prometheus'", 'default: human']
+    """
+    long, _, wide, _, _ = _to_long(raw, file=file, mapping=mapping, table=table, wide=wide, auto=auto)
+    if "rater" not in long.columns:
+        return pd.DataFrame(columns=list(ROLE_COLUMNS))
+    rater = long["rater"].astype("string").str.strip()
+    keep = (rater.notna() & (rater != "")).fillna(False)
+    rater = rater[keep]
+    counts = rater.value_counts(sort=False)
+    names = [str(n) for n in pd.unique(rater)]
+    out = _roles(names, long, keep, rater, wide, judge_raters, auto)
+    return pd.DataFrame([{"rater": n, "rows": int(counts[n]), "role": r, "reason": why} for n, r, why in out],
+                        columns=list(ROLE_COLUMNS))
+
+
 def guess_judges(raters: Sequence[str]) -> list[str]:
-    """Raters whose names look like LLM judges (gpt, claude, llama, judge, ...)."""
-    return [r for r in raters if schema.JUDGE_NAME.search(str(r))]
+    """Raters whose names look like LLM judges (:func:`evalcore.data.raters.looks_like_judge`)."""
+    return [r for r in raters if looks_like_judge(r)]
 
 
 def load(

@@ -35,6 +35,7 @@ from ..columns import (
     required_columns,
 )
 from ..errors import DataError
+from . import raters as _raters
 
 ROW = "__row__"  # spreadsheet row number of each record, kept through reshaping for messages
 
@@ -86,12 +87,8 @@ _WINNER_WORDS = {
 _TRUE = ("true", "t", "yes", "y", "1", "1.0", "swapped")
 _FALSE = ("false", "f", "no", "n", "0", "0.0", "", "original", "default")
 
-# A judge-looking rater name, used to guess which wide columns are judges.
-JUDGE_NAME = re.compile(
-    r"gpt|llm|claude|gemini|llama|mistral|mixtral|qwen|palm|bard|judge|model|chatgpt|openai|"
-    r"anthropic|deepseek|phi-?\d|vicuna|beluga|orca|command-r|bot\b|\bai\b",
-    re.IGNORECASE,
-)
+# A judge-looking rater name, used to guess which wide columns are judges: the one rule of .raters.
+JUDGE_NAME = _raters.JUDGE_NAME
 
 _FORMULA = re.compile(r"^\s*[=+\-@\t\r]")
 _HTML = re.compile(r"<\s*/?\s*[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?>|&[a-zA-Z]+;|&#\d+;")
@@ -368,9 +365,47 @@ def _norm_words(s: pd.Series, words: Mapping[str, Sequence[str]]) -> pd.Series:
     return key.map(table)
 
 
+_DECIMAL_COMMA = r"[+-]?\d+,\d+"
+_THOUSANDS = r"[+-]?[1-9]\d{0,2},\d{3}"
+
+
+def decimal_comma(values: Iterable[object]) -> bool:
+    """Whether text numbers use a decimal comma: the one rule for every numeric column.
+
+    Yes when some value has a comma, none has a point, and every value with a comma is digits,
+    one comma, digits (``'4,0'``, ``'-3,25'``): then ``','`` is read as ``'.'`` in every value,
+    whatever the mix with plain integers. No when any value uses a point (``'1.5'`` beside
+    ``'1,5'`` is ambiguous, and is refused cell by cell). Values that all look like a thousands
+    separator (``'1,000'``, ``'12,500'``: 1-3 digits, not starting with 0, a comma, three digits)
+    could mean either, and raise :class:`ValueError` for the caller to explain.
+
+    >>> decimal_comma(["4,0", "3,5", "4"]), decimal_comma(["4", "3.5"]), decimal_comma(["0,125", "2"])
+    (True, False, True)
+    >>> decimal_comma(["1,5", "2.5"]), decimal_comma(["1,000,000"])
+    (False, False)
+    >>> decimal_comma(["1,000", "2,500"])
+    Traceback (most recent call last):
+    ...
+    ValueError: 1,000
+    """
+    uniq = pd.Series(pd.unique(pd.Series(list(values), dtype="string").str.strip().dropna()), dtype="string")
+    comma = uniq[uniq.str.contains(",", regex=False)]
+    if comma.empty or uniq.str.contains(".", regex=False).any() or not comma.str.fullmatch(_DECIMAL_COMMA).all():
+        return False
+    if comma.str.fullmatch(_THOUSANDS).all():
+        raise ValueError(str(comma.iloc[0]))
+    return True
+
+
 def _numeric(
-    frame: pd.DataFrame, col: str, *, file: str, what: str, fix: str, allow_missing: bool = True
+    frame: pd.DataFrame, col: str, *, file: str, what: str, fix: str, allow_missing: bool = True,
+    labels_fix: str | None = None, notes: list[str] | None = None,
 ) -> pd.Series:
+    """``frame[col]`` as floats (empty cells NaN), text read by :func:`decimal_comma`'s rule.
+
+    With ``labels_fix``, a column in which no value is a number gets one message saying it holds
+    text labels, with that fix; ``notes`` receives a note when decimal commas were read.
+    """
     raw = frame[col]
     if pd.api.types.is_bool_dtype(raw):
         return raw.astype(float)
@@ -378,11 +413,28 @@ def _numeric(
         out = raw.astype(float)
     else:
         text = raw.astype("string").str.strip()
-        # Accept a decimal comma ("3,5") only when no value uses a decimal point.
-        if text.str.contains(",", regex=False).any() and not text.str.contains(".", regex=False).any():
+        try:
+            comma = decimal_comma(pd.unique(text.dropna()))
+        except ValueError as e:
+            raise DataError(
+                f"{what} holds '{e}', which could use the comma as a thousands separator or as a decimal comma",
+                file=file, column=col, row=_row_of(frame, (text == str(e)).fillna(False)),
+                fix="write plain numbers: 1000 for a thousand, 1.0 or 1,0 for one",
+            ) from None
+        if comma:
+            if notes is not None:
+                commas = text[text.str.contains(",", regex=False).fillna(False)]
+                plain = commas[~commas.str.fullmatch(_THOUSANDS)]
+                example = (plain if len(plain) else commas).iloc[0]
+                notes.append(f"{file}, column '{col}': decimal commas were read as decimal points "
+                             f"('{example}' is {example.replace(',', '.')}).")
             text = text.str.replace(",", ".", regex=False)
         out = pd.to_numeric(text, errors="coerce").astype(float)
         bad = out.isna() & ~_blank(raw)
+        if bad.any() and labels_fix is not None and bad.sum() == (~_blank(raw)).sum():
+            levels = ", ".join(f"'{v}'" for v in pd.unique(text[bad])[:5])
+            raise DataError(f"{what} holds text labels ({levels}), not numbers", file=file, column=col,
+                            row=_row_of(frame, bad), fix=labels_fix)
         if bad.any():
             first = np.flatnonzero(bad.to_numpy())[0]
             value = str(raw.iloc[first])[:40]
@@ -479,13 +531,22 @@ def _check_ids(df: pd.DataFrame, file: str) -> None:
         df[col] = df[col].astype("string").str.strip()
 
 
+def rater_kinds(values: pd.Series) -> pd.Series:
+    """``rater_kind`` values as ``'human'`` / ``'judge'`` from any of their spellings (``'LLM'``,
+    ``'annotator'``, ``True`` for human...); missing where a value is neither.
+
+    >>> rater_kinds(pd.Series(["Human", "LLM", "robot"])).tolist()
+    ['human', 'judge', nan]
+    """
+    if pd.api.types.is_bool_dtype(values):
+        return values.map({True: HUMAN, False: JUDGE})
+    return _norm_words(values, _KIND_WORDS)
+
+
 def _check_rater_kind(df: pd.DataFrame, file: str) -> None:
     """``rater_kind`` is human or judge (in any of their spellings), and one kind per rater."""
     kind_raw = df["rater_kind"]
-    if pd.api.types.is_bool_dtype(kind_raw):
-        kind = kind_raw.map({True: HUMAN, False: JUDGE})
-    else:
-        kind = _norm_words(kind_raw, _KIND_WORDS)
+    kind = rater_kinds(kind_raw)
     bad = kind.isna()
     if bad.any():
         value = kind_raw[bad].iloc[0]
@@ -510,19 +571,10 @@ def _check_scores(df: pd.DataFrame, file: str, notes: list[str]) -> pd.DataFrame
     """Ratings: the criterion (default 'overall') and numeric scores; rows without a score are left out."""
     df["criterion"] = df["criterion"].astype("string").str.strip().fillna("overall")
     df.loc[df["criterion"] == "", "criterion"] = "overall"
-    sc = df["score"]
-    if not pd.api.types.is_numeric_dtype(sc):
-        txt = sc.dropna().astype("string").str.strip()
-        if len(txt) and pd.to_numeric(txt, errors="coerce").isna().all():
-            levels = ", ".join(f"'{v}'" for v in pd.unique(txt)[:5])
-            raise DataError(
-                f"score holds text labels ({levels}), not numbers",
-                file=file, column="score", row=_row_of(df, sc.notna()),
-                fix="recode the labels as ordered numbers (e.g. bad=0, ok=1, good=2) before importing",
-            )
     df["score"] = _numeric(
         df, "score", file=file, what="score",
         fix="use numbers for scores (e.g. 1-5), or leave the cell empty if there is no judgment",
+        labels_fix="recode the labels as ordered numbers (e.g. bad=0, ok=1, good=2) before importing", notes=notes,
     )
     empty = df["score"].isna()
     if empty.all():
@@ -553,11 +605,31 @@ def _check_ratings(df: pd.DataFrame, file: str, notes: list[str]) -> tuple[pd.Da
     return df, key, fix_dup
 
 
+def _bool_column(df: pd.DataFrame, col: str, file: str, fix: str) -> None:
+    """``df[col]`` as bool from true/false in any of their spellings (empty is false)."""
+    sw = df[col]
+    if not pd.api.types.is_bool_dtype(sw):
+        t = sw.astype("string").str.strip().str.lower().fillna("")
+        known = t.isin(_TRUE) | t.isin(_FALSE)
+        if (~known).any():
+            raise DataError(f"{col} must be true or false but is '{sw[~known].iloc[0]}'",
+                            file=file, column=col, row=_row_of(df, ~known), fix=fix)
+        df[col] = t.isin(_TRUE)
+    df[col] = df[col].astype(bool)
+
+
 def _check_winner(df: pd.DataFrame, file: str) -> None:
-    """Comparisons: ``winner`` is a, b or tie (in any of their spellings); ``swapped`` is true or false."""
+    """Comparisons: ``winner`` is a, b or tie (in any of their spellings); ``swapped`` is true or false;
+    ``invalid`` (optional) is true or false, and a row marked invalid has an empty winner."""
+    if "invalid" in df.columns:
+        _bool_column(df, "invalid", file, "write true for a judge output that could not be read as a verdict, "
+                                          "false (or nothing) otherwise")
+        invalid = df["invalid"].to_numpy()
+    else:
+        invalid = np.zeros(len(df), dtype=bool)
     w = df["winner"]
     win = _norm_words(w, _WINNER_WORDS)
-    bad = win.isna()
+    bad = win.isna() & ~invalid
     if bad.any():
         value = w[bad].iloc[0]
         raise DataError(
@@ -567,20 +639,9 @@ def _check_winner(df: pd.DataFrame, file: str) -> None:
             fix="write a, b or tie (in terms of content, not position); for PandaLM's 0/1/2 or Gao et "
                 "al.'s 0/1 labels use --preset pandalm or --preset bayescal",
         )
-    df["winner"] = win.astype("string")
+    df["winner"] = win.astype("string").where(~invalid, pd.NA)
     if "swapped" in df.columns:
-        sw = df["swapped"]
-        if not pd.api.types.is_bool_dtype(sw):
-            t = sw.astype("string").str.strip().str.lower().fillna("")
-            known = t.isin(_TRUE) | t.isin(_FALSE)
-            if (~known).any():
-                raise DataError(
-                    f"swapped must be true or false but is '{sw[~known].iloc[0]}'",
-                    file=file, column="swapped", row=_row_of(df, ~known),
-                    fix="write true for rows shown in swapped order and false otherwise",
-                )
-            df["swapped"] = t.isin(_TRUE)
-        df["swapped"] = df["swapped"].astype(bool)
+        _bool_column(df, "swapped", file, "write true for rows shown in swapped order and false otherwise")
     else:
         df["swapped"] = False
 
@@ -814,6 +875,15 @@ ANALYSES: tuple[Analysis, ...] = (
              "column 'position'", _all(_multi_criteria, _cols("position"))),
     Analysis("self_consistency", "Self-consistency across repeated judge samples (Krippendorff's alpha)",
              RATINGS, "column 'sample' with 2+ samples of a judge", _repeats),
+    Analysis("win_rate", "Calibrated win rates (BWRS, Bayesian Dawid-Skene)", COMPARISONS,
+             "columns system_a, system_b and judge verdicts (human labels for calibration)",
+             _cols("system_a", "system_b")),
+)
+
+#: Analyses with no page or command yet. :func:`analyses` (the landing page, ``validate --json``'s
+#: ``unlocks``) leaves them out, so that nothing is promised before it can be opened; each moves into
+#: :data:`ANALYSES` with the issue that adds its page and command.
+PLANNED: tuple[Analysis, ...] = (
     Analysis("position_bias", "Position bias: consistency across orders, first-position preference",
              COMPARISONS, "judge verdicts in both orders (column 'swapped')", _both_orders),
     Analysis("calibraeval", "Selection-bias calibration (CalibraEval NOA + PAVA, PriDe)", COMPARISONS,
@@ -822,14 +892,11 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("superficial", "Superficial-quality subtraction (alpha slider)", COMPARISONS,
              "columns score_a, score_b, superficial_a, superficial_b and human verdicts",
              _all(_cols("score_a", "score_b", "superficial_a", "superficial_b"), _human_verdicts)),
-    Analysis("win_rate", "Calibrated win rates (BWRS, Bayesian Dawid-Skene)", COMPARISONS,
-             "columns system_a, system_b and judge verdicts (human labels for calibration)",
-             _cols("system_a", "system_b")),
 )
 
 
 def analyses(frame: pd.DataFrame, *, table: str) -> pd.DataFrame:
-    """Every analysis evalcore offers, marked available or not for this table.
+    """Every analysis evalcore offers today (a page or a command), marked available or not for this table.
 
     Returns
     -------
@@ -910,6 +977,6 @@ def summarize(frame: pd.DataFrame, *, table: str) -> Summary:
 
 __all__ = [
     "ANALYSES", "Analysis", "COLUMNS", "ROW", "Summary", "Validated", "WideSpec", "analyses",
-    "apply_mapping", "csv_safe", "detect_table", "suggest_mapping", "suggest_wide", "summarize",
-    "validate", "wide_to_long",
+    "apply_mapping", "csv_safe", "decimal_comma", "detect_table", "rater_kinds", "suggest_mapping", "suggest_wide",
+    "summarize", "validate", "wide_to_long",
 ]

@@ -7,13 +7,23 @@ superficial-quality subtraction.
 Conventions (Gao et al. 2024): label 0 means the first generator (``system_a``) wins.
 A row comparing the pair the other way round has its winner flipped.
 
-Ties. A rater's verdict on an item combines all its rows for that item ("swap and sum",
-Gao et al. App. B): each row votes for A or B, and the side with more votes wins; equal
-votes are a tie. Humans are combined the same way (their majority). ``ties`` decides
-what a tie becomes:
+A judge's verdict. A judge's verdict on an item combines all its rows for that item ("swap
+and sum", Gao et al. App. B): each row votes for A or B, and the side with more votes wins;
+equal votes are a tie.
+
+The humans' label. Each annotator's rows on an item are combined the same way into their
+own verdict (a, b or tie); the item's label is the **strict majority** of those verdicts
+(:func:`evalcore.labels.strict_majority`, the one human label of evalcore): ``(b, tie, tie)``
+is a tie, and so is an item where no verdict has more than half the annotators.
+
+Unparsed outputs. Rows marked ``invalid`` (a judge output that could not be read as a
+verdict; ``winner`` is empty) are missing verdicts here, exactly as if they were absent.
+:func:`evalcore.pairwise.accuracy.judge_accuracy` can count them as wrong instead.
+
+``ties`` decides what a tie becomes:
 
 * ``"drop"`` (default): a judge's tie is a missing verdict, and an item whose humans tie
-  has no human label.
+  (or have no strict majority) has no human label.
 * ``"random"``: a tie becomes A or B by a seeded coin flip, as the authors do for the
   judges' swap-and-sum ties.
 """
@@ -28,13 +38,19 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..stats import safe_div
+from ..labels import strict_majority
+from ..stats import root_seed, safe_div
 
 __all__ = [
-    "TIES", "NotApplicable", "PairData", "Counts", "pairs", "pair_data", "label_mask", "accuracy_counts",
+    "TIES", "VERDICTS", "INVALID", "NotApplicable", "PairData", "Counts", "pairs", "pair_data", "label_mask",
+    "accuracy_counts", "invalid_mask", "votes", "rater_verdicts", "human_labels",
 ]
 
 TIES = ("drop", "random")
+#: A rater's verdict on an item, coded as the index into this tuple (``a`` = the unit's first system).
+VERDICTS = ("a", "b", "tie")
+#: The code of a rater whose every row on the item is an unparsed output (``invalid``).
+INVALID = 3
 
 
 class NotApplicable(DataError):
@@ -57,11 +73,13 @@ class PairData:
     verdicts
         ``int8`` array (items x judges): 0 = A wins, 1 = B wins, -1 = no verdict.
     human
-        ``int8`` array (items): the human majority, 0 / 1, or -1 (no human label).
+        ``int8`` array (items): the humans' strict majority, 0 / 1, or -1 (no human label:
+        no human verdict, or a tie dropped).
     ties
         How ties were handled (:data:`TIES`).
     judge_ties, human_ties
-        How many tie verdicts there were (per judge; items whose humans tied).
+        How many tie verdicts there were (per judge; items whose humans' strict majority is a
+        tie or who have none).
     """
 
     system_a: str
@@ -108,11 +126,72 @@ class PairData:
                        verdicts=flip(self.verdicts), human=flip(self.human))
 
 
-def _votes(sub: pd.DataFrame, flip: np.ndarray) -> np.ndarray:
-    """+1 for a row preferring A of the pair, -1 for B, 0 for a tie."""
-    w = sub["winner"].to_numpy(dtype=object)
+def votes(winner, flip=None) -> np.ndarray:
+    """Each row's vote: +1 for A of the pair, -1 for B, 0 for a tie (or an empty winner).
+
+    ``flip`` marks rows that name the pair the other way round; their vote changes sign.
+    """
+    w = pd.Series(winner, dtype="string").to_numpy(dtype=object, na_value="")
     v = np.where(w == "a", 1, np.where(w == "b", -1, 0))
-    return np.where(flip, -v, v)
+    return v if flip is None else np.where(flip, -v, v)
+
+
+def invalid_mask(comparisons: pd.DataFrame) -> np.ndarray:
+    """The rows marked ``invalid`` (unparsed judge outputs, ``winner`` empty); all False without the column."""
+    if "invalid" not in comparisons.columns:
+        return np.zeros(len(comparisons), dtype=bool)
+    return comparisons["invalid"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+
+
+def rater_verdicts(unit: np.ndarray, rater: np.ndarray, vote: np.ndarray,
+                   invalid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each rater's own verdict on each unit, by swap and sum over its rows.
+
+    Parameters
+    ----------
+    unit, rater
+        Non-negative integer codes of each row's unit (item) and rater.
+    vote
+        Each row's vote (:func:`votes`).
+    invalid
+        Rows that are unparsed outputs: they do not vote.
+
+    Returns
+    -------
+    tuple of arrays
+        ``(unit, rater, verdict)`` for each distinct (unit, rater): the verdict is 0 (a),
+        1 (b), 2 (tie: equal votes) or :data:`INVALID` (every row of the rater on the unit
+        is unparsed).
+    """
+    unit, rater = np.asarray(unit, dtype=np.int64), np.asarray(rater, dtype=np.int64)
+    bad = np.zeros(len(unit), dtype=bool) if invalid is None else np.asarray(invalid, dtype=bool)
+    width = int(rater.max()) + 1 if len(rater) else 1
+    key, inv = np.unique(unit * width + rater, return_inverse=True)
+    total = np.bincount(inv, weights=np.where(bad, 0, vote), minlength=len(key))
+    parsed = np.bincount(inv, weights=(~bad).astype(float), minlength=len(key))
+    verdict = np.where(parsed == 0, INVALID, np.where(total > 0, 0, np.where(total < 0, 1, 2)))
+    return key // width, key % width, verdict.astype(np.int64)
+
+
+def human_labels(n_units: int, unit: np.ndarray, rater: np.ndarray, vote: np.ndarray,
+                 invalid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The humans' label of each unit: the strict majority of the annotators' own verdicts.
+
+    Each annotator's rows on a unit give one verdict (:func:`rater_verdicts`); the label is
+    the verdict of more than half of the annotators with a verdict
+    (:func:`evalcore.labels.strict_majority` over ``(a, b, tie)``).
+
+    Returns
+    -------
+    tuple of arrays
+        ``label``: 0 (a), 1 (b), 2 (tie) or -1 (no strict majority, or no human verdict);
+        ``seen``: whether any human gave the unit a verdict.
+    """
+    u, _, verdict = rater_verdicts(unit, rater, vote, invalid)
+    ok = verdict != INVALID
+    counts = np.zeros((n_units, len(VERDICTS)), dtype=np.int64)
+    np.add.at(counts, (u[ok], verdict[ok]), 1)
+    return strict_majority(counts), counts.sum(axis=1) > 0
 
 
 def _require_pairs(comparisons: pd.DataFrame) -> None:
@@ -153,13 +232,42 @@ def pairs(comparisons: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _pair_rows(comparisons: pd.DataFrame, system_a: str, system_b: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """The parsed rows comparing the pair in either order, and which of them name it reversed."""
+    sa, sb = comparisons["system_a"].astype(str), comparisons["system_b"].astype(str)
+    fwd = ((sa == system_a) & (sb == system_b)).to_numpy()
+    rev = ((sa == system_b) & (sb == system_a)).to_numpy()
+    if not (fwd | rev).any():
+        known = pairs(comparisons)
+        names = "; ".join(f"{r.system_a} vs {r.system_b}" for r in known.itertuples())
+        raise NotApplicable(f"no comparisons of {system_a} against {system_b}", fix=f"pick one of: {names}")
+    use = (fwd | rev) & ~invalid_mask(comparisons)
+    return comparisons.loc[use], rev[use]
+
+
+def _judges_to_use(have: list[str], judges: Sequence[str] | None, system_a: str, system_b: str) -> tuple[str, ...]:
+    if judges is None:
+        use = tuple(have)
+    else:
+        unknown = [j for j in judges if j not in have]
+        if unknown:
+            raise NotApplicable(f"{', '.join(unknown)} did not judge {system_a} against {system_b}",
+                                fix="pick from: " + ", ".join(have) if have else "add judge rows for this pair")
+        use = tuple(dict.fromkeys(judges))
+    if not use:
+        raise NotApplicable(f"no judge compared {system_a} with {system_b}",
+                            fix="mark the LLM judges' rows with rater_kind 'judge'")
+    return use
+
+
 def pair_data(comparisons: pd.DataFrame, system_a: str, system_b: str, *, judges: Sequence[str] | None = None,
               ties: str = "drop", seed: int = 0) -> PairData:
     """Collect the verdicts on one system pair, one row per item.
 
     Rows comparing ``(system_a, system_b)`` in either order are used; a row with the
-    systems the other way round has its winner flipped. Each rater's rows on an item are
-    summed (swap-and-sum); humans give their majority.
+    systems the other way round has its winner flipped. Each judge's rows on an item are
+    summed (swap-and-sum); the humans give their strict majority (module docstring).
+    Rows marked ``invalid`` (unparsed outputs) are left out: a missing verdict.
 
     Parameters
     ----------
@@ -172,7 +280,7 @@ def pair_data(comparisons: pd.DataFrame, system_a: str, system_b: str, *, judges
     ties
         ``"drop"`` or ``"random"`` (see the module docstring).
     seed
-        Seeds the coin flips of ``ties="random"``.
+        Seeds the coin flips of ``ties="random"`` (a whole number, 0 or more).
 
     Raises
     ------
@@ -182,54 +290,39 @@ def pair_data(comparisons: pd.DataFrame, system_a: str, system_b: str, *, judges
     _require_pairs(comparisons)
     if ties not in TIES:
         raise DataError(f"unknown tie handling '{ties}'", fix="use " + " or ".join(TIES))
-    sa, sb = comparisons["system_a"].astype(str), comparisons["system_b"].astype(str)
-    fwd = (sa == system_a) & (sb == system_b)
-    rev = (sa == system_b) & (sb == system_a)
-    sub = comparisons.loc[(fwd | rev).to_numpy()]
-    if sub.empty:
-        known = pairs(comparisons)
-        names = "; ".join(f"{r.system_a} vs {r.system_b}" for r in known.itertuples())
-        raise NotApplicable(f"no comparisons of {system_a} against {system_b}", fix=f"pick one of: {names}")
-    flip = rev.to_numpy()[(fwd | rev).to_numpy()]
-    votes = _votes(sub, flip)
+    rng = np.random.default_rng(root_seed(seed))
+    sub, flip = _pair_rows(comparisons, system_a, system_b)
+    vote = votes(sub["winner"], flip)
     kind = sub["rater_kind"].astype(str).to_numpy()
     rater = sub["rater"].astype(str).to_numpy()
-    item = sub["item_id"].astype(str).to_numpy()
-    have = sorted(set(rater[kind == "judge"]))
-    if judges is None:
-        use = tuple(have)
-    else:
-        unknown = [j for j in judges if j not in have]
-        if unknown:
-            raise NotApplicable(f"{', '.join(unknown)} did not judge {system_a} against {system_b}",
-                                fix="pick from: " + ", ".join(have) if have else "add judge rows for this pair")
-        use = tuple(dict.fromkeys(judges))
-    if not use:
-        raise NotApplicable(f"no judge compared {system_a} with {system_b}",
-                            fix="mark the LLM judges' rows with rater_kind 'judge'")
-    items, item_code = np.unique(item, return_inverse=True)
-    rng = np.random.default_rng(seed)
+    items, item_code = np.unique(sub["item_id"].astype(str).to_numpy(), return_inverse=True)
+    use = _judges_to_use(sorted(set(rater[kind == "judge"])), judges, system_a, system_b)
     n = len(items)
 
-    def combine(mask: np.ndarray) -> tuple[np.ndarray, int]:
-        total = np.zeros(n, dtype=np.int64)
-        seen = np.zeros(n, dtype=bool)
-        np.add.at(total, item_code[mask], votes[mask])
-        seen[item_code[mask]] = True
-        out = np.full(n, -1, dtype=np.int8)
-        out[seen & (total > 0)] = 0
-        out[seen & (total < 0)] = 1
-        tied = seen & (total == 0)
+    def settle(out: np.ndarray, tied: np.ndarray) -> tuple[np.ndarray, int]:
         if ties == "random":
             out[tied] = rng.integers(0, 2, int(tied.sum()), dtype=np.int8)
         return out, int(tied.sum())
 
+    def judge_verdicts(mask: np.ndarray) -> tuple[np.ndarray, int]:
+        total = np.zeros(n, dtype=np.int64)
+        seen = np.zeros(n, dtype=bool)
+        np.add.at(total, item_code[mask], vote[mask])
+        seen[item_code[mask]] = True
+        out = np.full(n, -1, dtype=np.int8)
+        out[seen & (total > 0)] = 0
+        out[seen & (total < 0)] = 1
+        return settle(out, seen & (total == 0))
+
     verdicts = np.full((n, len(use)), -1, dtype=np.int8)
     judge_ties = []
     for j, name in enumerate(use):
-        verdicts[:, j], t = combine((kind == "judge") & (rater == name))
+        verdicts[:, j], t = judge_verdicts((kind == "judge") & (rater == name))
         judge_ties.append(t)
-    human, human_ties = combine(kind == "human")
+    hm = kind == "human"
+    label, seen = human_labels(n, item_code[hm], pd.factorize(rater[hm])[0], vote[hm])
+    human = np.where(label == 0, 0, np.where(label == 1, 1, -1)).astype(np.int8)
+    human, human_ties = settle(human, seen & (human < 0))
     return PairData(system_a=system_a, system_b=system_b, judges=use, item_ids=items, verdicts=verdicts,
                     human=human, ties=ties, judge_ties=tuple(judge_ties), human_ties=human_ties)
 
@@ -281,3 +374,12 @@ def accuracy_counts(pair: PairData, mask: np.ndarray | None = None, *, source: s
     s1 = ((h == 1) & (v == 1)).sum(axis=0)
     return Counts(pair.judges, n0.astype(float), s0.astype(float), n1.astype(float), s1.astype(float),
                   source or f"{pair.system_a} vs {pair.system_b}")
+
+
+def __getattr__(name: str):
+    # judge_accuracy lives in .accuracy (which imports this module); reachable here too, loaded on use.
+    if name == "judge_accuracy":
+        from .accuracy import judge_accuracy
+
+        return judge_accuracy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

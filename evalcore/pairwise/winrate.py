@@ -66,14 +66,19 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
+from .accuracy import INVALID_HANDLING, judge_accuracy
 from .bwrs import bwrs
 from .dawid_skene import dawid_skene, dawid_skene_reference, is_compiled, warm_up
-from .pairs import TIES, Counts, NotApplicable, PairData, accuracy_counts, label_mask, pair_data, pairs
+from .pairs import (
+    INVALID, TIES, VERDICTS, Counts, NotApplicable, PairData, accuracy_counts, human_labels, invalid_mask, label_mask,
+    pair_data, pairs, rater_verdicts, votes,
+)
 from .result import JudgeAccuracy, WinRate, summarize_samples
 
 __all__ = [
-    "TIES", "METHODS", "NotApplicable", "Prior", "PairData", "Counts", "JudgeAccuracy", "WinRate",
-    "parse_prior", "pairs", "pair_data", "label_mask", "accuracy_counts", "closest_pair", "orient_like",
+    "TIES", "VERDICTS", "INVALID", "METHODS", "NotApplicable", "Prior", "PairData", "Counts", "JudgeAccuracy",
+    "WinRate", "parse_prior", "pairs", "pair_data", "label_mask", "accuracy_counts", "invalid_mask", "votes",
+    "rater_verdicts", "human_labels", "INVALID_HANDLING", "judge_accuracy", "closest_pair", "orient_like",
     "bwrs", "dawid_skene", "dawid_skene_reference", "estimate", "estimate_all", "error_curve",
     "summarize_samples", "warm_up", "is_compiled", "results_frame", "judges_table", "mean_errors",
 ]

@@ -54,8 +54,12 @@ Judge against humans (``judge`` names the judge), over units with the judge and 
   ``*_change``: that value minus the humans' own on the same units.
 - ``pairwise_agreement``: mean share of the unit's annotators who gave the judge's score;
   ``pairwise_agreement_gap``: that minus the humans' ``percent_agreement`` on the same units.
-  A gap whose interval lies below 0 means the judge agrees with humans significantly less
-  than humans agree with each other (``flagged``).
+  The one tested measure (harm direction ``"less"``, :data:`evalcore.pointwise.sections.TESTS`):
+  its bootstrap p-value (:func:`evalcore.stats.z_p_value`) tests "the judge agrees with humans
+  less than humans agree with each other"; the Benjamini-Hochberg q-values run across the gap rows
+  of the whole table (every group and judge), and a row is ``flagged`` when q <= ``alpha``
+  (:func:`evalcore.stats.apply_fdr`). A gap significantly above 0 is marked ``opposite``, never
+  flagged.
 
 Every row carries ``n``, the number of distinct items behind the estimate (what the bootstrap
 resamples: for the humans, the items with a unit of two or more human ratings in the group; for a
@@ -76,11 +80,13 @@ import pandas as pd
 from scipy import sparse
 
 from ..columns import HUMAN, JUDGE, segment_columns
+from ..labels import NO_MAJORITY, strict_majority
 from ..errors import DataError
 from ..stats import (
-    SPARSE_NOTE, cell_rng, check_level, check_resamples, flag, percentile_interval, resample_counts, root_seed,
-    safe_div,
+    ALPHA, CONSTANT_NOTE, SPARSE_NOTE, apply_fdr, cell_rng, check_alpha, check_level, check_resamples, percentile_interval,
+    resample_counts, root_seed, safe_div, z_p_value,
 )
+from .sections import test_of
 
 HUMAN_MEASURES = (
     "percent_agreement", "full_agreement", "fleiss_kappa", "gwet_ac1", "pabak",
@@ -95,8 +101,8 @@ JUDGE_MEASURES = (
 )
 #: The columns after the ``by`` columns. ``n`` counts the items behind an estimate (what the bootstrap
 #: resamples), ``n_units`` the units (an item on one criterion) its measure averages over, ``n_ratings`` the ratings.
-RESULT_COLUMNS = ("judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_units", "n_ratings", "flagged",
-                  "note")
+RESULT_COLUMNS = ("judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_units", "n_ratings", "test",
+                  "p_value", "q_value", "flagged", "opposite", "note")
 _METRICS = ("nominal", "ordinal", "interval")
 
 
@@ -888,8 +894,9 @@ def _judge_stats(f: _Family, q_scale: np.ndarray) -> tuple[dict[str, np.ndarray]
     j = np.maximum(f.judge, 0)
     q = len(values)
     n = C.sum(axis=-1)
-    has_major = C.max(axis=-1) > n / 2
-    major = np.where(has_major, C.argmax(axis=-1), 0)
+    label = strict_majority(C)  # the one human label (evalcore.labels), shared with the pairwise analyses
+    has_major = label != NO_MAJORITY
+    major = np.maximum(label, 0)
     hm = has_major.astype(float)
     out: dict[str, np.ndarray] = {}
     units: dict[str, np.ndarray] = {}
@@ -986,14 +993,36 @@ def _records(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, 
                     f"{int(no_major[gs[k]])} unit(s) without a strict human majority left out"
     low, high = np.where(ok, lo[:, gs], np.nan).ravel(), np.where(ok, hi[:, gs], np.nan).ravel()
     measure = np.repeat(np.asarray(names, dtype=object), g)
-    # The one flag rule: the judge agrees with humans less than humans agree with each other.
-    flagged = flag(low, high, alternative="less") & (measure == "pairwise_agreement_gap")
+    testable = ok & ~sparse_ci[:, gs] & (arr.shape[2] > 1)
+    test, p = _tests(names, arr[:, gs], testable, judge)
+    constant = (testable.ravel() & pd.notna(test) & np.isnan(p)).reshape(M, g)
+    notes[constant] = CONSTANT_NOTE
     return {
         "group": np.tile(gs, M), "judge": np.full(M * g, judge, dtype=object), "measure": measure,
         "estimate": np.where(ok, est, np.nan).ravel(), "ci_low": low, "ci_high": high,
         "n": np.tile(n_items[gs].astype(np.int64), M), "n_units": np.round(n_units).astype(np.int64).ravel(),
-        "n_ratings": np.tile(np.round(n_ratings[gs]).astype(np.int64), M), "flagged": flagged, "note": notes.ravel(),
+        "n_ratings": np.tile(np.round(n_ratings[gs]).astype(np.int64), M), "test": test, "p_value": p,
+        "q_value": np.full(M * g, np.nan), "flagged": np.zeros(M * g, dtype=bool),
+        "opposite": np.zeros(M * g, dtype=bool), "note": notes.ravel(),
     }
+
+
+def _tests(names: list[str], arr: np.ndarray, testable: np.ndarray, judge: str | None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``test`` (direction of harm, :data:`evalcore.pointwise.sections.TESTS`) and bootstrap p-value of
+    each row, measure by measure (``arr``: (M, groups, 1 + resamples)); None and NaN on rows not tested
+    (the humans' rows, descriptive measures, undefined estimates, no interval)."""
+    M, g = arr.shape[:2]
+    test = np.full((M, g), None, dtype=object)
+    p = np.full((M, g), np.nan)
+    for mi, name in enumerate(names):
+        alt = test_of(name) if judge is not None else None
+        if alt is None:
+            continue
+        test[mi] = alt
+        if arr.shape[2] > 1:
+            p[mi] = np.where(testable[mi], z_p_value(arr[mi, :, 0], arr[mi, :, 1:], alternative=alt), np.nan)
+    return test.ravel(), p.ravel()
 
 
 def _rngs(root: int, keys: Sequence[tuple], judge: str | None) -> list[np.random.Generator]:
@@ -1009,6 +1038,7 @@ def agreement(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    alpha: float = ALPHA,
     progress: Callable[[float], None] | None = None,
 ) -> pd.DataFrame:
     """Agreement among humans and of each judge with humans, per group, with bootstrap CIs.
@@ -1028,6 +1058,9 @@ def agreement(
         Seed of the resampling; the same inputs give the same numbers.
     level
         Confidence level of the percentile intervals.
+    alpha
+        False discovery rate of the flags: Benjamini-Hochberg across the table's tested rows
+        (``pairwise_agreement_gap`` of every group and judge).
     progress
         Called with the fraction done, for progress bars.
 
@@ -1036,8 +1069,9 @@ def agreement(
     pandas.DataFrame
         One row per group, judge (null for humans among themselves) and measure, with
         columns ``*by, judge, measure, estimate, ci_low, ci_high, n, n_units, n_ratings,
-        flagged, note`` (:data:`RESULT_COLUMNS`): ``n`` counts the items behind the estimate,
-        ``n_units`` the units (an item on one criterion) its measure uses.
+        test, p_value, q_value, flagged, opposite, note`` (:data:`RESULT_COLUMNS`): ``n`` counts
+        the items behind the estimate, ``n_units`` the units (an item on one criterion) its
+        measure uses; the test columns as in :mod:`evalcore.stats.results`.
     """
     units = data if isinstance(data, Units) else count_units(data)
     by = default_by(units) if by is None else list(by)
@@ -1045,7 +1079,7 @@ def agreement(
     if unknown:
         raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
                         column=unknown[0], fix="group by one of: " + ", ".join(units.columns))
-    n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
+    n_boot, level, root, alpha = check_resamples(n_boot), check_level(level), root_seed(seed), check_alpha(alpha)
     chosen = list(units.judges) if judges is None else list(judges)
     bad = [j for j in chosen if j not in units.judges]
     if bad:
@@ -1082,7 +1116,7 @@ def agreement(
         stats, ucount = _judge_stats(f, q_scale)
         n = f.counts.sum(axis=-1)
         base = f.weights[:, 0, :]
-        no_major = (base * (f.counts.max(axis=-1) <= n / 2)).sum(axis=-1)
+        no_major = (base * (strict_majority(f.counts) == NO_MAJORITY)).sum(axis=-1)
         return _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G),
                         _items_per_group(rows, units.item, gcodes, G), f.present, judge=name, level=level,
                         no_major=no_major)
@@ -1106,8 +1140,9 @@ def agreement(
     data = {c: pd.Series([keys[g][k] for g in group]) if len(group) else pd.Series([], dtype=object)
             for k, c in enumerate(by)}
     for c in RESULT_COLUMNS:
-        data[c] = pd.Series(cols[c][order], dtype=object if c == "judge" else "str" if c in ("measure", "note") else None)
-    return pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS])
+        data[c] = pd.Series(cols[c][order], dtype=object if c in ("judge", "test") else "str" if c in ("measure", "note")
+                            else bool if c in ("flagged", "opposite") else None)
+    return apply_fdr(pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS]), alpha=alpha)
 
 
 def warm_up() -> None:

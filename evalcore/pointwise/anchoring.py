@@ -30,7 +30,8 @@ from .coding import CodedRatings, code_ratings
 from .sections import BiasNotApplicable, SectionTable
 
 ANCHORING = "anchoring"
-#: The rows of :func:`anchoring` that are tests (two-sided); ``flagged`` is False on the others.
+#: The rows of :func:`anchoring` that are tests, in the directions of :data:`evalcore.pointwise.sections.TESTS`
+#: (``r_difference`` "greater", ``agreement_position_slope`` "less"); the other rows are descriptive.
 TESTED = ("r_difference", "agreement_position_slope")
 _PROMPT_NOTE = "criteria scored in one prompt (position recorded)"
 
@@ -127,8 +128,10 @@ def anchoring(
         a plain mean of r.
     ``r_difference`` (judges; **the test**)
         :math:`\\bar r_{judge} - \\bar r_{humans}` over the pairs defined for both, on the items
-        scored by both; flagged when its paired item-bootstrap interval at ``level`` excludes 0
-        (a two-sided test at ``1 - level``, 0.05 by default). Caveat: a judge that is less noisy than one
+        scored by both. Tested one-sided, "greater": the judge's criteria correlate more than the
+        humans' (a judge whose criteria correlate less is marked ``opposite``, never flagged);
+        flagged by :func:`evalcore.stats.apply_fdr` (Benjamini-Hochberg q <= 0.05 over the
+        report's tests). Caveat: a judge that is less noisy than one
         annotator also shows a higher r without any anchoring (criteria truly correlate);
         the position measures below are the cleaner evidence when ``position`` is known.
     ``agreement_tau_at_position_<p>`` (judges with a ``position``; per criterion, and with
@@ -144,8 +147,8 @@ def anchoring(
     ``agreement_position_slope`` (**a test**, per criterion and over criteria)
         The least-squares slope of those taus on p, :math:`\\sum_p (p-\\bar p)(\\tau_p-\\bar\\tau)
         / \\sum_p (p-\\bar p)^2`, over the positions with a defined tau; negative = agreement
-        falls with position. Flagged when its item-bootstrap interval at ``level`` excludes 0
-        (two-sided).
+        falls with position. Tested one-sided, "less" (agreement falling with position); flagged
+        by the same rule.
 
     Parameters
     ----------
@@ -252,7 +255,7 @@ def _r_difference(table: SectionTable, name: str, gkey: tuple, W: np.ndarray, Sh
     why = "not defined: no item scored by both the judge and a human" if not both.any() else \
         "not defined: no criterion pair has a defined r for both the judge and the humans"
     table.row(name, None, gkey, "r_difference", _mean_r(rjb, use) - _mean_r(rhb, use), int(both.sum()),
-              test="two-sided", undefined=why, note=join_notes(_pairs_note(use, rhb.shape[1]), prompt_note))
+              undefined=why, note=join_notes(_pairs_note(use, rhb.shape[1]), prompt_note))
 
 
 def _why_r(has: np.ndarray, use: np.ndarray, who: str) -> str:
@@ -359,7 +362,7 @@ class _PositionBlock:
         row(self.name, crit, self.gkey, "agreement_first_minus_later", diff, n_items, note=note,
             undefined="not defined: tau is not defined at the first position and at a later one")
         slope = _slope(tau_rows[defined].T, positions[defined])
-        row(self.name, crit, self.gkey, "agreement_position_slope", slope, n_items, test="two-sided", note=note,
+        row(self.name, crit, self.gkey, "agreement_position_slope", slope, n_items, note=note,
             undefined="not defined: tau is defined at fewer than 2 positions")
 
 

@@ -21,7 +21,8 @@ Conventions shared by the summary functions (:func:`familiarity`, :func:`anchori
   Where a rater judged an item several times (``sample``), only the first sample (the
   smallest ``sample`` value) is used.
 * Output: a tidy DataFrame with columns ``section, judge, criterion, *by, measure,
-  estimate, ci_low, ci_high, n, flagged, note`` (:data:`RESULT_COLUMNS`). ``judge`` is
+  estimate, ci_low, ci_high, n, test, p_value, q_value, flagged, opposite, note``
+  (:data:`RESULT_COLUMNS`). ``judge`` is
   ``None`` on rows describing the humans (the reference); ``criterion`` is ``None`` where
   a row is not about one criterion. ``note`` says why a value is not defined (never a
   silent NaN) and carries caveats such as "perplexity is a proxy".
@@ -35,13 +36,16 @@ Conventions shared by the summary functions (:func:`familiarity`, :func:`anchori
   per-item sufficient statistics weighted by ``W``. ``n_boot=0`` gives no intervals (and no
   flags). A cell's random stream is :func:`evalcore.stats.cell_rng` of the seed and the cell,
   so a cell's interval does not depend on which other cells exist.
-* ``flagged`` (the test): only the rows :data:`FLAG_MEASURES` are tests. A row is flagged
-  when its bootstrap interval excludes 0 (:func:`evalcore.stats.flag`, two-sided), i.e. a
-  two-sided bootstrap test at ``1 - level`` (0.05 by default) of "the judge's effect equals
-  the humans'" (``tau_difference``, ``r_difference``) or "agreement does not change with
-  position" (``agreement_position_slope``). Every row is its own test; there is no correction
-  for multiple testing across criteria, groups or judges (expect about 1 false flag in 20
-  rows where there is no effect).
+* Tests (:data:`evalcore.pointwise.sections.TESTS`): only the rows :data:`FLAG_MEASURES` of a
+  judge are tests, each in the direction that means harm: ``tau_difference`` "less" (the judge
+  favours low-perplexity text more than humans do), ``r_difference`` "greater" (its criteria
+  correlate more than the humans'), ``agreement_position_slope`` "less" (agreement falls with
+  position). Each has a bootstrap p-value in that direction (:func:`evalcore.stats.z_p_value`),
+  a Benjamini-Hochberg q-value across the table's tests (across the whole report in
+  :func:`evalcore.pointwise.bias_report.bias_report`), and is ``flagged`` when q <= 0.05
+  (:func:`evalcore.stats.apply_fdr`); significant in the other direction, it is marked
+  ``opposite``, never flagged. Columns ``test, p_value, q_value, flagged, opposite`` stand
+  between ``n`` and ``note``.
 """
 
 from __future__ import annotations

@@ -10,10 +10,15 @@ Sections (Stureborg et al. 2024; Hada et al. 2024):
   :func:`evalcore.pointwise.consistency.variant_agreement`): alpha across samples and across prompt variants.
 
 A section the data cannot support is skipped and kept as one row with measure ``not_available``
-whose note gives the reason, so that the page, the CLI and pipelines can say what is missing. ``flagged`` marks
-judge effects significant at ``1 - level``, the 5% level by default (two-sided bootstrap intervals that exclude 0,
-:func:`evalcore.stats.flag`; see each function for what is tested). Every table has the layout
-:data:`evalcore.pointwise.sections.RESULT_COLUMNS`.
+whose note gives the reason, so that the page, the CLI and pipelines can say what is missing. Every table has
+the layout :data:`evalcore.pointwise.sections.RESULT_COLUMNS`.
+
+The flag rule over the whole report (:func:`evalcore.stats.apply_fdr`): every tested row (a judge's row of
+a measure in :data:`evalcore.pointwise.sections.TESTS`) has a bootstrap p-value in the direction that means
+harm (:func:`evalcore.stats.z_p_value`); the Benjamini-Hochberg q-values are computed once across all of
+them, every section, judge, group and criterion together; ``flagged`` is q <= ``alpha`` (0.05) with the
+estimate on the side of harm, and ``opposite`` marks one-sided tests significant in the other direction
+(reported, never a bias).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from ..errors import DataError
+from ..stats import ALPHA, apply_fdr, check_alpha
 from . import anchoring, consistency, familiarity, scale
 from .recommend import recommendations
 from .sections import RESULT_COLUMNS, BiasNotApplicable
@@ -69,6 +75,7 @@ def bias_report(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    alpha: float = ALPHA,
     sections: Sequence[str] = SECTIONS,
     progress: Callable[[float], None] | None = None,
 ) -> BiasReport:
@@ -85,12 +92,15 @@ def bias_report(
     n_boot, seed
         Bootstrap resamples over items (0: no intervals, no flags) and their seed.
     level
-        Confidence level of every interval; a result is flagged at ``1 - level``.
+        Confidence level of every interval.
+    alpha
+        False discovery rate of the flags: Benjamini-Hochberg across every tested row of the report.
     sections
         Which sections to run.
     progress
         Called with the fraction done.
     """
+    alpha = check_alpha(alpha)
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
         raise DataError(f"unknown bias section '{unknown[0]}'", fix="choose from: " + ", ".join(SECTIONS))
@@ -114,12 +124,14 @@ def bias_report(
             parts.append(run())
         except BiasNotApplicable as exc:
             parts.append(pd.DataFrame([{"section": section, "measure": NOT_AVAILABLE, "flagged": False,
-                                        "note": exc.problem}]))
+                                        "opposite": False, "note": exc.problem}]))
         if progress:
             progress((i + 1) / len(steps))
     cols = [*COLUMNS[:3], *by, *COLUMNS[3:]]
     records = pd.concat([p.reindex(columns=cols) for p in parts], ignore_index=True) if parts else \
         pd.DataFrame(columns=cols)
-    records["flagged"] = records["flagged"].fillna(False).astype(bool)
-    records["judge"] = records["judge"].astype(object).where(records["judge"].notna(), None)
-    return BiasReport(records=records)
+    for c in ("flagged", "opposite"):
+        records[c] = records[c].astype("boolean").fillna(False).astype(bool)
+    for c in ("judge", "test"):
+        records[c] = records[c].astype(object).where(records[c].notna(), None)
+    return BiasReport(records=apply_fdr(records, alpha=alpha))

@@ -17,7 +17,8 @@ configurations (single- vs multi-attribute template, 1-5 vs 1-10 vs 1-100 scale)
   layout of the ``krippendorff`` package, for checks and one-off use.
 
 The output layout (:mod:`evalcore.pointwise.sections`), the cells and the item bootstrap
-(:mod:`evalcore.pointwise.cells`, :mod:`evalcore.stats`) and the flag convention are those of
+(:mod:`evalcore.pointwise.cells`, :mod:`evalcore.stats`) and the tests (directions in
+:data:`evalcore.pointwise.sections.TESTS`, flags by :func:`evalcore.stats.apply_fdr`) are those of
 :mod:`evalcore.pointwise.scale` (section ``self_consistency``).
 
 Krippendorff's alpha from per-unit sufficient statistics
@@ -290,18 +291,18 @@ def _run(prep: CellRatings, *, units_of, section_key: str, measure: str, diff_me
             if not pair_j.any():
                 why = why_single.format(judge=judge)
                 table.row(judge, key[0], key[1:], measure, np.nan, 0, undefined=why, note=note)
-                table.row(judge, key[0], key[1:], diff_measure, np.nan, 0, test="two-sided", undefined=why, note=note)
+                table.row(judge, key[0], key[1:], diff_measure, np.nan, 0, undefined=why, note=note)
                 continue
             a_j = _alpha(item_loc[rr], vcode[rr], values, W, metric)
             table.row(judge, key[0], key[1:], measure, a_j, int(pair_j.sum()), note=note,
                       undefined=f"not defined: every score of '{judge}' in this group is the same, "
                                 "so chance agreement is 1")
             if human is None:
-                table.row(judge, key[0], key[1:], diff_measure, np.nan, 0, test="two-sided", note=note,
+                table.row(judge, key[0], key[1:], diff_measure, np.nan, 0, note=note,
                           undefined="not defined: no human rated an item in this group")
                 continue
             a_h, pair_h = human
-            table.row(judge, key[0], key[1:], diff_measure, a_j - a_h, int((pair_j | pair_h).sum()), test="two-sided",
+            table.row(judge, key[0], key[1:], diff_measure, a_j - a_h, int((pair_j | pair_h).sum()),
                       note=note, undefined="not defined: the humans' or the judge's alpha is not defined here")
     return table.frame()
 
@@ -337,9 +338,11 @@ def self_consistency(
     The formula and the levels of measurement are in the module docstring; the estimator
     matches the ``krippendorff`` package to rounding, missing values included.
 
-    **Flag rule.** ``alpha_difference`` is flagged when its bootstrap interval excludes 0
-    (two-sided, at ``1 - level``): the judge's self-consistency differs from the humans'
-    reliability. The two alphas themselves are descriptive and never flagged.
+    **Test.** ``alpha_difference`` is tested one-sided, "less": the judge agrees with itself
+    less than humans agree with each other. A judge *more* consistent than the humans is marked
+    ``opposite``, never flagged. Flags follow the one rule (:func:`evalcore.stats.apply_fdr`,
+    Benjamini-Hochberg q <= 0.05 over the report's tests). The two alphas themselves are
+    descriptive.
 
     A judge with one sample per item gets rows with a note instead of an estimate. When a
     column that looks like a prompt variant or temperature (:func:`variant_columns`) varies
@@ -425,8 +428,10 @@ def variant_agreement(
       on the same item resamples. Negative: the judge's verdict depends on the variant more
       than a human's depends on who the human is.
 
-    **Flag rule.** ``alpha_across_variants_difference`` is flagged when its bootstrap interval
-    excludes 0 (two-sided, at ``1 - level``). The alphas themselves are descriptive.
+    **Test.** ``alpha_across_variants_difference`` is tested one-sided, "less" (the judge's
+    verdicts depend on the variant more than a human's on who the human is); flags follow
+    :func:`evalcore.stats.apply_fdr`, and a judge steadier across variants than humans are among
+    themselves is marked ``opposite``. The alphas themselves are descriptive.
 
     Parameters
     ----------

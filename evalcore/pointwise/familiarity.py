@@ -32,7 +32,8 @@ from .coding import CodedRatings, code_ratings
 from .sections import BiasNotApplicable, SectionTable
 
 FAMILIARITY = "familiarity"
-#: The rows of :func:`familiarity` that are tests (two-sided); ``flagged`` is False on the others.
+#: The rows of :func:`familiarity` that are tests (``tau_difference``, "less": see
+#: :data:`evalcore.pointwise.sections.TESTS`); the other rows are descriptive.
 TESTED = ("tau_difference",)
 #: Shown wherever :func:`perplexity_proxy` stands in for a real perplexity.
 PROXY_LABEL = (
@@ -298,9 +299,10 @@ def familiarity(
         = top-rated texts are more familiar. The full table is :func:`perplexity_by_score`.
     ``tau_difference`` (judges; **the test**)
         :math:`\\tau_{judge} - \\tau_{humans}`, both on the items rated by the judge and by at
-        least one human. Flagged when its 95% paired item-bootstrap interval excludes 0: a
-        two-sided test at alpha = 0.05 of "the judge's score depends on perplexity as much as
-        the humans' do". Comparing with humans, not with 0, matters because perplexity may
+        least one human. Tested one-sided, "less": the judge favours low-perplexity text more
+        than humans do (its tau is more negative); a significantly higher tau is marked
+        ``opposite``, never flagged. Flagged by :func:`evalcore.stats.apply_fdr`
+        (Benjamini-Hochberg q <= 0.05 over the report's tests). Comparing with humans, not with 0, matters because perplexity may
         truly go with quality; the humans' tau measures that part.
     ``gap_difference`` (judges)
         The judge's ``perplexity_gap_top_vs_rest`` minus the humans', on the shared items
@@ -393,7 +395,7 @@ def _differences(table: SectionTable, cell: _Cell, name: str, crit: str, gkey: t
         cell.why(ohb, "tau", "human")
     w_gap = shared if nb == 0 else cell.why(ojb, "gap", "judge") if not np.isfinite(gj[0]) else \
         cell.why(ohb, "gap", "human")
-    table.row(name, crit, gkey, "tau_difference", tj - th, nb, test="two-sided", undefined=w_tau, note=extra)
+    table.row(name, crit, gkey, "tau_difference", tj - th, nb, undefined=w_tau, note=extra)
     table.row(name, crit, gkey, "gap_difference", gj - gh, nb, undefined=w_gap, note=extra)
 
 

@@ -5,8 +5,10 @@ actionable mitigations"); Hada et al. (2024), Section 6: calibrate LLM evaluator
 native-speaker judgments in each language before deployment.
 
 :func:`recommendations` reads the tidy bias records (``section, judge, criterion, ...,
-measure, estimate, ci_low, ci_high, n, flagged``) and returns one row per finding that
-applies, naming the judges and criteria it was found for and the evidence.
+measure, estimate, ci_low, ci_high, n, test, p_value, q_value, flagged, opposite``) and
+returns one row per finding that applies, naming the judges and criteria it was found for and
+the evidence. Only ``flagged`` rows count (the one flag rule, :func:`evalcore.stats.apply_fdr`):
+a result significant in the direction that is not a bias (``opposite``) never triggers a rule.
 """
 
 from __future__ import annotations
@@ -50,16 +52,16 @@ RULES: tuple[Rule, ...] = (
     Rule("granularity", "score_distribution", ("entropy_difference",),
          "The judge uses less of the scale than humans (low granularity).",
          "Widen the scale to 1-10 and anchor each point with a description.", STUREBORG, "negative"),
-    Rule("round_numbers", "score_distribution", ("round_excess_5", "round_excess_10"),
-         "The judge crowds onto round numbers (multiples of 5 or 10).",
+    Rule("round_numbers", "score_distribution", ("round_excess_5_difference", "round_excess_10_difference"),
+         "The judge crowds onto round numbers (multiples of 5 or 10) more than humans do.",
          "Use a shorter scale (1-10) or ask for a rating per described level instead of a free number.",
          STUREBORG, "positive"),
     Rule("anchoring", "anchoring", ("r_difference",),
          "The judge's criteria are far more correlated than humans' (anchoring, when they are scored in one prompt).",
          "Judge one criterion per call (predict only one attribute per generation).", STUREBORG, "positive"),
     Rule("position", "anchoring", ("agreement_position_slope",),
-         "Agreement with humans changes with the criterion's position in the prompt.",
-         "Judge one criterion per call, or randomise the criterion order and average.", STUREBORG, "any"),
+         "Agreement with humans falls the later the criterion comes in the prompt.",
+         "Judge one criterion per call, or randomise the criterion order and average.", STUREBORG, "negative"),
     Rule("self_consistency", "self_consistency", ("alpha_difference",),
          "The judge disagrees with itself across samples more than humans disagree with each other.",
          "Remove chain-of-thought and sample at temperature 0, or average several samples per item.",
@@ -70,6 +72,17 @@ RULES: tuple[Rule, ...] = (
          STUREBORG, "negative"),
 )
 COLUMNS = ("finding", "recommendation", "judges", "criteria", "groups", "evidence", "source", "rule")
+
+
+def _evidence(sel: pd.DataFrame) -> str:
+    """The flagged results of a rule in a sentence: how many, and the largest with its interval and q-value."""
+    top = sel.reindex(sel["estimate"].abs().sort_values(ascending=False).index).iloc[0]
+    q = top.get("q_value", float("nan"))
+    q_text = "" if pd.isna(q) else f", q = {q:.2g}" if q >= 1e-4 else ", q < 0.0001"
+    return (f"{len(sel)} flagged result(s); largest: "
+            f"{top['measure']} = {top['estimate']:.3f} [{top['ci_low']:.3f}, {top['ci_high']:.3f}]{q_text}"
+            + (f" for {top['judge']}" if pd.notna(top["judge"]) else "")
+            + (f", {top['criterion']}" if pd.notna(top["criterion"]) else ""))
 
 
 def recommendations(records: pd.DataFrame) -> pd.DataFrame:
@@ -107,10 +120,7 @@ def recommendations(records: pd.DataFrame) -> pd.DataFrame:
         judges = [f"{j} ({n})" for j, n in sorted(per_judge.items(), key=lambda kv: (-kv[1], kv[0]))]
         criteria = sorted({str(c) for c in sel["criterion"].dropna()})
         groups = sorted({" / ".join(str(r[c]) for c in group_cols) for _, r in sel.iterrows()} - {""})
-        top = sel.reindex(sel["estimate"].abs().sort_values(ascending=False).index).iloc[0]
-        evidence = (f"{len(sel)} flagged result(s); largest: {top['measure']} = {top['estimate']:.3f} "
-                    f"[{top['ci_low']:.3f}, {top['ci_high']:.3f}]" + (f" for {top['judge']}" if pd.notna(top["judge"]) else "")
-                    + (f", {top['criterion']}" if pd.notna(top["criterion"]) else ""))
+        evidence = _evidence(sel)
         rows.append({"finding": rule.finding, "recommendation": rule.action, "judges": ", ".join(judges),
                      "criteria": ", ".join(criteria), "groups": ", ".join(groups[:12]), "evidence": evidence,
                      "source": rule.source, "rule": rule.key})

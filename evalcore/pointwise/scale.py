@@ -12,21 +12,26 @@ Three questions, each with an item bootstrap behind every interval:
    that GPT-4 gives the top score far more often than native speakers, most of all in
    lower-resource and non-Latin-script languages: group by ``language`` to see it.
 3. **Does it prefer round numbers?** :func:`round_number_bias` measures, on wide scales
-   (1-10, 1-100), the mass on multiples of 5 and of 10 in excess of a smoothed reference
-   (Stureborg et al. 2024, Fig. 3: peaks at 60, 70, 80, 90 and 75, 85, 95).
+   (1-10, 1-100), the mass on multiples of 5 and of 10 in excess of a local reference, over the
+   inner scores of the scale (its lowest and top score left out), and tests the judge's excess
+   against the humans' (Stureborg et al. 2024, Fig. 3: peaks at 60, 70, 80, 90 and 75, 85, 95).
 
 Conventions shared with :mod:`evalcore.pointwise.consistency` and the other bias modules
 -----------------------------------------------------------------------------------------
 Summary functions return a tidy table with the columns ``section, judge, criterion, *by,
-measure, estimate, ci_low, ci_high, n, flagged, note`` (:data:`evalcore.pointwise.sections.RESULT_COLUMNS`):
+measure, estimate, ci_low, ci_high, n, test, p_value, q_value, flagged, opposite, note``
+(:data:`evalcore.pointwise.sections.RESULT_COLUMNS`):
 
 - ``judge`` is the judge's name, or None on rows describing the humans (the reference);
 - ``n`` is the number of items behind the estimate (the bootstrap resamples items);
 - ``ci_low``/``ci_high`` are a percentile bootstrap interval at ``level`` (default 95%);
-- ``flagged`` is True when the judge's effect is significant at ``1 - level`` (two-sided):
-  the measure is one of the *tested* measures listed in each function and its interval
-  excludes 0 (:func:`evalcore.stats.flag` with ``alternative="two-sided"``). Descriptive rows
-  and rows describing the humans are never flagged;
+- ``test`` is the direction of a tested measure that means harm
+  (:data:`evalcore.pointwise.sections.TESTS`), ``p_value`` its bootstrap p-value
+  (:func:`evalcore.stats.z_p_value`), ``q_value`` the Benjamini-Hochberg q-value across the
+  tested rows of the table (of the whole report in :func:`evalcore.pointwise.bias_report.bias_report`);
+  ``flagged`` is q <= 0.05 with the estimate on the side of harm, ``opposite`` a one-sided test
+  significant the other way (:func:`evalcore.stats.apply_fdr`). Descriptive rows and rows
+  describing the humans are never tested;
 - ``note`` says why an estimate or an interval is not defined (never a silent NaN).
 
 The bootstrap resamples **items** with replacement within each cell (one criterion and one
@@ -73,7 +78,7 @@ ROUND_MEASURES = (
     "round_share_5", "round_excess_5", "round_excess_5_difference",
     "round_share_10", "round_excess_10", "round_excess_10_difference",
 )
-ROUND_TESTED = ("round_excess_5", "round_excess_10", "round_excess_5_difference", "round_excess_10_difference")
+ROUND_TESTED = ("round_excess_5_difference", "round_excess_10_difference")
 ROUND_BASES = (5, 10)
 ROUND_WINDOW = 2  # reference: the mean of the histogram at v-2, v-1, v+1, v+2
 MIN_WIDE_LEVELS = 10
@@ -217,9 +222,12 @@ def scale_use(
     - ``entropy_difference``: :math:`H^{J} - H^{H}` on the same items. Negative: the judge
       spreads its scores less than the humans (uses less of the scale).
 
-    **Flag rule.** ``flagged`` is True for the three difference measures above when their
-    bootstrap interval excludes 0 (a two-sided test at ``1 - level``, 0.05 by default): the
-    judge differs from the humans. The per-source descriptive measures are never flagged.
+    **Tests.** ``top_share_difference`` and ``mean_shift`` are tested two-sided (skew and
+    leniency in either direction are biases); ``entropy_difference`` one-sided, "less" (the
+    judge uses a narrower part of the scale; a judge spreading its scores more than humans is
+    marked ``opposite``). Flags follow the one rule (:func:`evalcore.stats.apply_fdr`:
+    Benjamini-Hochberg q <= 0.05 over the table's tests). The per-source descriptive measures
+    are never tested.
 
     Parameters
     ----------
@@ -319,7 +327,7 @@ def _scale_differences(table: SectionTable, prep: CellRatings, key: tuple, per: 
         why = "not defined: no human rated an item in this group"
         for s in per:
             for meas in SCALE_TESTED:
-                _add(table, key, prep.source_name(s), meas, np.nan, 0, test="two-sided", undefined=why)
+                _add(table, key, prep.source_name(s), meas, np.nan, 0, undefined=why)
         return
     h = per[0]
     for s in range(1, 1 + len(prep.judges)):
@@ -332,26 +340,40 @@ def _scale_differences(table: SectionTable, prep: CellRatings, key: tuple, per: 
         if n_common == 0:
             why = "not defined: no item in this group was rated by both the judge and humans"
             for meas in SCALE_TESTED:
-                _add(table, key, judge, meas, np.nan, 0, test="two-sided", undefined=why)
+                _add(table, key, judge, meas, np.nan, 0, undefined=why)
             continue
         jn, hn = W @ (j["n"] * common), W @ (h["n"] * common)
         tsd = safe_div(W @ (j["top"] * common), jn) - safe_div(W @ (h["top"] * common), hn)
-        _add(table, key, judge, "top_share_difference", tsd, n_common, test="two-sided")
+        _add(table, key, judge, "top_share_difference", tsd, n_common)
         shift = safe_div(W @ (j["sum"] * common), jn) - safe_div(W @ (h["sum"] * common), hn)
-        _add(table, key, judge, "mean_shift", shift, n_common, test="two-sided")
+        _add(table, key, judge, "mean_shift", shift, n_common)
         ent = _entropy_bits(_on_items(WT, j, common)) - _entropy_bits(_on_items(WT, h, common))
-        _add(table, key, judge, "entropy_difference", ent, n_common, test="two-sided")
+        _add(table, key, judge, "entropy_difference", ent, n_common)
 
 
 # --------------------------------------------------------------------------- round numbers
 
 
-def _round_weights(lo: int, hi: int, base: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indicator of interior multiples of ``base`` and the excess weights over the grid lo..hi.
+def _reference_weights(offsets: list[int]) -> np.ndarray:
+    """Weights that give the value at 0 of the least-squares polynomial through the points at ``offsets``:
+    a quadratic through 3 or more points, a line through 2, the value itself for 1.
 
-    ``c[v] = 1`` at each multiple ``v`` of ``base`` with ``lo < v < hi`` and ``-1/k`` at each of
-    its ``k`` neighbours ``v-2, v-1, v+1, v+2`` inside the grid, so that
-    ``p @ c = sum_v (p_v - r_v)`` with ``r_v`` the mean of ``p`` over those neighbours.
+    >>> (_reference_weights([-2, -1, 1, 2]) * 6).round(12).tolist()
+    [-1.0, 4.0, 4.0, -1.0]
+    """
+    d = np.asarray(offsets, dtype=float)
+    X = np.vander(d, min(3, len(d)), increasing=True)  # 1, d, d^2
+    return np.linalg.pinv(X)[0]
+
+
+def _round_weights(lo: int, hi: int, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indicator of inner multiples of ``base`` and the excess weights over the grid lo..hi.
+
+    ``c[v] = 1`` at each multiple ``v`` of ``base`` with ``lo < v < hi``, minus the weights that give
+    the reference ``r_v``: the least-squares quadratic through the histogram at the neighbours
+    ``v-2, v-1, v+1, v+2`` that are inner scores too (``lo < u < hi``), evaluated at ``v``
+    (with all four: ``r_v = (-p_{v-2} + 4 p_{v-1} + 4 p_{v+1} - p_{v+2}) / 6``). So
+    ``p @ c = sum_v (p_v - r_v)``.
     """
     grid = np.arange(lo, hi + 1)
     ind = np.zeros(len(grid))
@@ -359,10 +381,17 @@ def _round_weights(lo: int, hi: int, base: int) -> tuple[np.ndarray, np.ndarray]
     for v in grid[(grid % base == 0) & (grid > lo) & (grid < hi)]:
         ind[v - lo] = 1.0
         c[v - lo] += 1.0
-        nb = [u for u in range(v - ROUND_WINDOW, v + ROUND_WINDOW + 1) if u != v and lo <= u <= hi]
-        for u in nb:
-            c[u - lo] -= 1.0 / len(nb)
+        nb = [u for u in range(v - ROUND_WINDOW, v + ROUND_WINDOW + 1) if u != v and lo < u < hi]
+        if nb:
+            c[np.asarray(nb) - lo] -= _reference_weights([u - v for u in nb])
     return ind, c
+
+
+def _inner(levels: int) -> np.ndarray:
+    """Indicator of the inner scores of a grid of ``levels`` whole numbers: all but the lowest and the top."""
+    out = np.ones(levels)
+    out[[0, -1]] = 0.0
+    return out
 
 
 def round_excess(pmf: Sequence[float] | np.ndarray, *, lowest: int, base: int = 5) -> float:
@@ -371,11 +400,13 @@ def round_excess(pmf: Sequence[float] | np.ndarray, *, lowest: int, base: int = 
     ``pmf[k]`` is the probability of score ``lowest + k``. This is the functional that
     :func:`round_number_bias` estimates, applied to a known distribution (e.g. the generating
     distribution of a simulation): :math:`\\sum_{v} (p_v - r_v)` over multiples *v* of ``base``
-    strictly inside the grid, :math:`r_v` the mean of :math:`p` at :math:`v\\pm1, v\\pm2`.
+    strictly inside the grid, :math:`r_v` the local quadratic reference from the inner scores among
+    :math:`v\\pm1, v\\pm2`, with :math:`p` renormalised over the inner scores (the lowest and
+    top scores of the grid left out).
     """
     p = np.asarray(pmf, dtype=float)
     _, c = _round_weights(int(lowest), int(lowest) + len(p) - 1, int(base))
-    return float(p @ c / p.sum())
+    return float(p @ c / (p @ _inner(len(p))))
 
 
 def round_number_bias(
@@ -389,42 +420,48 @@ def round_number_bias(
     scale: Mapping[str, tuple[float, float]] | None = None,
     min_levels: int = MIN_WIDE_LEVELS,
 ) -> pd.DataFrame:
-    """Round-number bias on wide scales: excess mass on multiples of 5 and of 10.
+    """Round-number bias on wide scales: excess mass on multiples of 5 and of 10, judge against humans.
 
     Stureborg et al. (2024, §3.2, Fig. 3) find that GPT-4 asked for a 1-100 score gives 90, 95,
-    80, 85, ... far more often than their neighbours. This measures that against a *smoothed
-    reference*: what the source's own histogram puts near each round number.
+    80, 85, ... far more often than their neighbours. This measures that against a *local
+    reference*: what the source's own histogram puts around each round number; and it tests the
+    judge against the humans, who may round too.
 
-    **Definition.** Let :math:`p_v` be the share of the source's ratings equal to *v* on the
-    whole-number grid of the scale, and :math:`R_m` the multiples of *m* strictly inside the scale
-    (the lowest and top scores are left out: mass there is floor or top-score bias, which
-    :func:`scale_use` measures). The reference at *v* is the mean of the histogram at its four
-    nearest neighbours, :math:`r_v = (p_{v-2}+p_{v-1}+p_{v+1}+p_{v+2})/4` (only those inside the
-    scale at its edges). Then
+    **Definition.** Only the *inner* scores count: the lowest and the top score of the scale are
+    left out of every share, of every reference and of the denominator, because that is where
+    floors and ceilings pile up (scores clipped at the top of a 1-10 scale pile up on 10, for
+    humans as for judges; :func:`scale_use` measures the top share). Let :math:`p_v` be the share
+    of the source's inner ratings equal to *v* (the ratings strictly between the lowest and top
+    score), and :math:`R_m` the multiples of *m* strictly inside the scale. The reference
+    :math:`r_v` is the least-squares quadratic through the histogram at the inner scores among
+    :math:`v\\pm1, v\\pm2`, evaluated at *v*: with all four,
+    :math:`r_v = (-p_{v-2} + 4p_{v-1} + 4p_{v+1} - p_{v+2})/6`. Then
 
     - ``round_share_m`` :math:`= \\sum_{v\\in R_m} p_v` (descriptive);
     - ``round_excess_m`` :math:`= \\sum_{v\\in R_m} (p_v - r_v)`, for *m* = 5 (all multiples of 5,
-      10s included) and *m* = 10;
-    - ``round_excess_m_difference``: the judge's excess minus the humans' on the items both rated.
+      10s included) and *m* = 10 (descriptive: a source's own excess is not a test);
+    - ``round_excess_m_difference``: the judge's excess minus the humans', on the items both rated:
+      **the test** (harm direction ``"greater"``: the judge crowds onto round numbers more than
+      the humans do).
 
     **Why this reference.** (i) Leaving the round numbers out of their own reference keeps the
-    spikes from inflating it. (ii) A symmetric average is exact for a histogram that is locally
-    linear, and its curvature error :math:`\\approx -\\tfrac54 p''(v)` sums to about zero over
-    multiples spaced 5 apart across the support (the integral of :math:`p''` vanishes), so a
-    smooth distribution, however skewed, has excess near 0. (iii) Every whole number is within
-    2 of a multiple of 5, and within 2 of a multiple of 10 or next to it: if a share
-    :math:`\\rho` of ratings is moved to the nearest multiple of *m* (heaping), the neighbours
-    lose that share and the excess is :math:`\\approx\\rho`, the heaped share itself.
-    (iv) The statistic is linear in the histogram, :math:`\\sum_v c_v p_v`, i.e. a mean of a
-    per-rating contribution, so the item bootstrap is well behaved. A fitted parametric
-    reference (beta-binomial) was not used: LLM score distributions are multi-modal and
-    truncated (Fig. 3), and a misfit would show up as false "excess".
+    spikes from inflating it. (ii) A local quadratic is exact for a histogram that is locally
+    quadratic, so the shape of a smooth distribution (its slope and curvature around *v*: a
+    judge narrower, more lenient or more skewed than the humans) does not read as an excess;
+    its error is of the order of the fourth derivative. A plain mean of the neighbours is off by
+    about :math:`-\\tfrac54 p''(v)`, which does not cancel on a 1-10 scale with its single inner
+    multiple of 5. (iii) Every whole number is within 2 of a multiple of 5, and within 2 of a
+    multiple of 10 or next to it: if a share :math:`\\rho` of ratings is moved to the nearest
+    multiple of *m* (heaping), its neighbours lose that share evenly, the reference drops with
+    them, and the excess is about the heaped share. (iv) The statistic is linear in the
+    histogram, :math:`\\sum_v c_v p_v`, a ratio of per-item sums, so the item bootstrap is well
+    behaved. A fitted parametric reference (beta-binomial) was not used: LLM score distributions
+    are multi-modal and truncated (Fig. 3), and a misfit would show up as false "excess".
 
-    **Flag rule (two-sided, at 1 - level).** ``round_excess_5``, ``round_excess_10`` of a judge:
-    flagged when the bootstrap interval excludes 0 (the judge heaps on, or avoids, round
-    numbers). ``round_excess_*_difference``: flagged when its interval excludes 0 (the judge's
-    round-number bias differs from the humans'). Rows for the humans (``judge`` None) are the
-    reference and are never flagged; read their interval.
+    **Flag rule.** ``round_excess_m_difference`` rows are tested one-sided (the judge's excess
+    above the humans'), with the other tests of the report, by :func:`evalcore.stats.apply_fdr`.
+    A judge that rounds *less* than humans is marked ``opposite``, not flagged. Rows for the
+    humans (``judge`` None) and the sources' own excesses are descriptive; read their interval.
 
     Criteria whose scale has fewer than ``min_levels`` whole-number values (e.g. 1-5) get one
     row per measure with ``judge`` None and a note, and no estimate. A source with scores that
@@ -483,8 +520,8 @@ def round_number_bias(
 
 def _round_sources(table: SectionTable, prep: CellRatings, key: tuple, rows: np.ndarray, item_loc: np.ndarray,
                    W: np.ndarray, weights: dict, lo: int) -> dict[int, dict | str]:
-    """Round-number shares and excesses of every source of one cell; returns each source's per-item
-    statistics, or why it has none (scores that are not whole numbers)."""
+    """Round-number shares and excesses of every source of one cell, over its inner ratings; returns each
+    source's per-item statistics, or why it has none (scores that are not whole numbers)."""
     src, score = prep.source[rows], prep.score[rows]
     levels = len(next(iter(weights.values()))[0])
     hi = lo + levels - 1
@@ -496,31 +533,29 @@ def _round_sources(table: SectionTable, prep: CellRatings, key: tuple, rows: np.
         judge = prep.source_name(s)
         n_src = len(np.unique(item_loc[m]))
         sc = score[m]
-        test = "two-sided" if s > 0 else None
         if not np.all(sc == np.round(sc)):
             who = "the humans give" if s == 0 else f"'{judge}' gives"
             per[s] = (f"not defined: {who} scores that are not whole numbers (e.g. averages of samples), "
                       "so round numbers cannot be told apart")
             for meas in ROUND_MEASURES:
                 if not meas.endswith("difference"):
-                    _add(table, key, judge, meas, np.nan, n_src, test=test, undefined=per[s])
+                    _add(table, key, judge, meas, np.nan, n_src, undefined=per[s])
             continue
         H = _hist(item_loc[m], (sc - lo).astype(np.int64), W.shape[1], levels)
-        n_i = np.asarray(H.sum(axis=1)).ravel()
-        stats = {"n": n_i}
+        stats = {"n": H @ _inner(levels)}  # inner ratings per item: the denominator of every share
         for mb, (ind, cw) in weights.items():
             stats[f"share_{mb}"] = H @ ind
             stats[f"excess_{mb}"] = H @ cw
         per[s] = stats
-        tot = W @ n_i
+        tot = W @ stats["n"]
         for mb, (ind, _) in weights.items():
-            none_inside = not ind.any()
             why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it "
-                   "(the lowest and top scores are left out)")
-            share = np.nan if none_inside else safe_div(W @ stats[f"share_{mb}"], tot)
-            exc = np.nan if none_inside else safe_div(W @ stats[f"excess_{mb}"], tot)
+                   "(the lowest and top scores are left out)" if not ind.any() else
+                   f"not defined: no rating lies strictly between the lowest ({lo}) and top ({hi}) score")
+            share = np.nan if not ind.any() else safe_div(W @ stats[f"share_{mb}"], tot)
+            exc = np.nan if not ind.any() else safe_div(W @ stats[f"excess_{mb}"], tot)
             _add(table, key, judge, f"round_share_{mb}", share, n_src, undefined=why)
-            _add(table, key, judge, f"round_excess_{mb}", exc, n_src, test=test, undefined=why)
+            _add(table, key, judge, f"round_excess_{mb}", exc, n_src, undefined=why)
     return per
 
 
@@ -537,18 +572,19 @@ def _round_differences(table: SectionTable, prep: CellRatings, key: tuple, per: 
             meas = f"round_excess_{mb}_difference"
             why = _round_difference_undefined(j, h)
             if why:
-                _add(table, key, judge, meas, np.nan, 0, test="two-sided", undefined=why)
+                _add(table, key, judge, meas, np.nan, 0, undefined=why)
                 continue
             common = ((j["n"] > 0) & (h["n"] > 0)).astype(float)
             if not ind.any() or not common.any():
                 why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it"
                        if not ind.any() else
-                       "not defined: no item in this group was rated by both the judge and humans")
-                _add(table, key, judge, meas, np.nan, int(common.sum()), test="two-sided", undefined=why)
+                       "not defined: no item in this group has inner scores (strictly between the lowest "
+                       "and top score) from both the judge and humans")
+                _add(table, key, judge, meas, np.nan, int(common.sum()), undefined=why)
                 continue
             diff = (safe_div(W @ (j[f"excess_{mb}"] * common), W @ (j["n"] * common))
                     - safe_div(W @ (h[f"excess_{mb}"] * common), W @ (h["n"] * common)))
-            _add(table, key, judge, meas, diff, int(common.sum()), test="two-sided")
+            _add(table, key, judge, meas, diff, int(common.sum()))
 
 
 def _round_difference_undefined(j: dict | str, h: dict | str | None) -> str:

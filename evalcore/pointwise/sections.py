@@ -1,4 +1,10 @@
-"""What the sections of the bias report share: their table layout, and the error of a section the data cannot support.
+"""What the sections of the bias report share: their table layout, the tests, and the error of a section the data cannot support.
+
+:data:`TESTS` is the one registry of the tested measures of evalcore's pointwise reports (the bias
+sections and the agreement table): each measure and the direction of its estimate that means
+harm. A row of a judge whose measure is in it is a test in that direction (one-sided where a
+direction is stated), flagged by the one flag rule (:func:`evalcore.stats.apply_fdr`); every other
+row is descriptive.
 
 Every summary function of :mod:`evalcore.pointwise.familiarity`, :mod:`evalcore.pointwise.anchoring`,
 :mod:`evalcore.pointwise.scale` and :mod:`evalcore.pointwise.consistency` returns a table in the
@@ -13,11 +19,43 @@ from typing import Sequence
 
 from ..errors import DataError
 from ..stats import RESULT_COLUMNS as _CONTRACT
-from ..stats import ResultTable
+from ..stats import Alternative, ResultTable
 
 #: The layout of every table of the bias report: ``section, judge, criterion``, the caller's ``by``
 #: columns, then the columns of the result contract (:data:`evalcore.stats.RESULT_COLUMNS`).
 RESULT_COLUMNS: tuple[str, ...] = ("section", "judge", "criterion", *_CONTRACT[1:])
+
+#: The tested measures and the direction of the estimate (judge minus humans) that means harm.
+TESTS: dict[str, Alternative] = {
+    # familiarity: the judge's tau of score with perplexity is more negative than the humans'
+    # (it favours low-perplexity text more than humans do)
+    "tau_difference": "less",
+    # anchoring: the judge's criteria correlate more than the humans'; agreement falls with position
+    "r_difference": "greater",
+    "agreement_position_slope": "less",
+    # score distribution: skew and leniency in either direction; a narrower use of the scale;
+    # more round numbers than the humans give (on the inner scores of a wide scale)
+    "top_share_difference": "two-sided",
+    "mean_shift": "two-sided",
+    "entropy_difference": "less",
+    "round_excess_5_difference": "greater",
+    "round_excess_10_difference": "greater",
+    # self-consistency: the judge agrees with itself (across samples, across prompt variants)
+    # less than humans agree with each other
+    "alpha_difference": "less",
+    "alpha_across_variants_difference": "less",
+    # agreement: the judge agrees with humans less than humans agree with each other
+    "pairwise_agreement_gap": "less",
+}
+
+
+def test_of(measure: str) -> Alternative | None:
+    """The direction that means harm for ``measure`` (:data:`TESTS`), or None for a descriptive measure.
+
+    >>> test_of("r_difference"), test_of("mean_shift"), test_of("kendall_tau")
+    ('greater', 'two-sided', None)
+    """
+    return TESTS.get(measure)
 
 
 class BiasNotApplicable(DataError):
@@ -34,6 +72,7 @@ class SectionTable(ResultTable):
     def row(self, judge: str | None, criterion: str | None, group: tuple, measure: str, values, n: int,
             **kwargs) -> None:
         """One row for ``judge`` (None: the humans), ``criterion`` (None: over criteria) and the ``by``
-        values ``group``; ``kwargs`` as in :meth:`evalcore.stats.ResultTable.add`."""
+        values ``group``; ``kwargs`` as in :meth:`evalcore.stats.ResultTable.add`. A judge's row of a
+        measure in :data:`TESTS` is a test in its direction."""
         keys = {"section": self.section, "judge": judge, "criterion": criterion, **dict(zip(self.by, group))}
-        self.add(keys, measure, values, n, **kwargs)
+        self.add(keys, measure, values, n, test=test_of(measure) if judge is not None else None, **kwargs)

@@ -146,9 +146,40 @@ def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = 
     return fig
 
 
+#: How the effect figure marks a test's verdict (:func:`evalcore.stats.apply_fdr`), and its legend entries.
+FLAGGED_LABEL = "flagged: a bias (q <= 0.05)"
+OPPOSITE_LABEL = "significant, not a bias (other direction)"
+OPPOSITE_COLOR = "#868e96"
+
+
+def _verdicts(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``flagged`` and ``opposite`` of the rows (False where a table has no such column)."""
+    flagged = g["flagged"].fillna(False).astype(bool).to_numpy() if "flagged" in g else np.zeros(len(g), bool)
+    opposite = g["opposite"].fillna(False).astype(bool).to_numpy() if "opposite" in g else np.zeros(len(g), bool)
+    return flagged, opposite & ~flagged
+
+
+def _verdict_text(g: pd.DataFrame, flagged: np.ndarray, opposite: np.ndarray) -> list[str]:
+    """The hover line of each row's test: its verdict and q-value (nothing on rows not tested)."""
+    q = pd.to_numeric(g["q_value"], errors="coerce").to_numpy(dtype=float) if "q_value" in g else \
+        np.full(len(g), np.nan)
+    out = []
+    for f, o, v in zip(flagged, opposite, q):
+        q_text = f", q = {v:.2g}" if np.isfinite(v) else ""
+        verdict = "flagged: a bias" if f else "significant in the other direction: not a bias" if o else \
+            "not significant" if q_text else ""
+        out.append(f"<br>{verdict}{q_text}" if verdict else "")
+    return out
+
+
 def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = True,
                   title: str | None = None) -> go.Figure:
-    """One measure with its 95% interval, one dot per ``y`` value and judge; significant ones are outlined diamonds."""
+    """One measure with its 95% interval, one dot per ``y`` value and judge.
+
+    Flagged results (a bias, :func:`evalcore.stats.apply_fdr`) are filled diamonds outlined in
+    black; results significant in the direction that is not a bias (``opposite``) are hollow grey
+    circles; each kind has a legend entry when present.
+    """
     sub = records[(records["measure"] == measure) & records["estimate"].notna()].copy()
     if sub.empty:
         return go.Figure().update_layout(title=f"No {measure} to show", height=200)
@@ -156,19 +187,32 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
     sub[y] = sub[y].fillna("all").astype(str)
     fig = go.Figure()
     colors = _source_colors(sorted(sub["judge"].unique()))
+    any_flag = any_opp = False
     for judge, g in sub.groupby("judge", sort=True):
+        flagged, opposite = _verdicts(g)
+        any_flag, any_opp = any_flag or flagged.any(), any_opp or opposite.any()
         fig.add_trace(go.Scatter(
             x=g["estimate"], y=g[y], mode="markers", name=judge,
             error_x={"type": "data", "array": (g["ci_high"] - g["estimate"]).clip(lower=0),
                      "arrayminus": (g["estimate"] - g["ci_low"]).clip(lower=0), "visible": True,
                      "color": colors[judge]},
-            marker={"size": np.where(g["flagged"], 13, 9), "color": colors[judge],
-                    "line": {"width": np.where(g["flagged"], 2, 0), "color": "#1f2430"},
-                    "symbol": np.where(g["flagged"], "diamond", "circle")},
-            customdata=np.column_stack([g["ci_low"], g["ci_high"], g["n"], g["flagged"].map({True: "significant", False: ""})]),
+            marker={"size": np.where(flagged, 13, np.where(opposite, 11, 9)),
+                    "color": np.where(opposite, OPPOSITE_COLOR, colors[judge]),
+                    "line": {"width": np.where(flagged | opposite, 2, 0),
+                             "color": np.where(opposite, OPPOSITE_COLOR, "#1f2430")},
+                    "symbol": np.where(flagged, "diamond", np.where(opposite, "circle-open", "circle"))},
+            customdata=np.column_stack([g["ci_low"], g["ci_high"], g["n"], _verdict_text(g, flagged, opposite)]),
             hovertemplate=f"%{{y}} · {judge}<br>{measure} %{{x:.3f}} [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]"
-                          "<br>n = %{customdata[2]} items %{customdata[3]}<extra></extra>",
+                          "<br>n = %{customdata[2]} items%{customdata[3]}<extra></extra>",
         ))
+    for shown, label, marker in (
+            (any_flag, FLAGGED_LABEL, {"symbol": "diamond", "size": 13, "color": "#adb5bd",
+                                       "line": {"width": 2, "color": "#1f2430"}}),
+            (any_opp, OPPOSITE_LABEL, {"symbol": "circle-open", "size": 11, "color": OPPOSITE_COLOR,
+                                       "line": {"width": 2, "color": OPPOSITE_COLOR}})):
+        if shown:  # a legend entry only: no point of its own
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=label, marker=marker,
+                                     hoverinfo="skip"))
     if zero:
         fig.add_vline(x=0, line={"color": "#555", "dash": "dot"})
     n = sub[y].nunique()

@@ -76,6 +76,12 @@ def judge_names(ratings: pd.DataFrame) -> list:
     return sorted(ratings.loc[ratings["rater_kind"] == JUDGE, "rater"].unique())
 
 
+def first_judges(judges: Sequence[str], *, all_up_to: int = 6, first: int = 4) -> list:
+    """The judges a page selects at first: all of them when there are at most ``all_up_to``, else the
+    first ``first`` (many judges crowd every chart; the user adds more)."""
+    return list(judges) if len(judges) <= all_up_to else list(judges[:first])
+
+
 def score_levels(ratings: pd.DataFrame, criterion: str) -> list:
     """The distinct scores given on ``criterion``, sorted."""
     return sorted(ratings.loc[ratings["criterion"] == criterion, "score"].unique())
@@ -176,6 +182,40 @@ def saved_datasets(items: Sequence) -> pd.DataFrame:
     } for d in items])
 
 
+#: Where each analysis of :func:`evalcore.data.schema.analyses` is shown: its dashboard page(s) and CLI command.
+ANALYSIS_PAGES: dict[str, tuple[tuple[str, ...], str]] = {
+    "agreement_humans": (("Agreement",), "evalcore agreement"),
+    "agreement_judge": (("Agreement",), "evalcore agreement"),
+    "class_distribution": (("Agreement",), ""),
+    "by_language": (("Agreement", "Bias"), "evalcore agreement, evalcore bias"),
+    "score_distribution": (("Bias",), "evalcore bias"),
+    "familiarity": (("Bias",), "evalcore bias"),
+    "anchoring": (("Bias",), "evalcore bias"),
+    "anchoring_position": (("Bias",), "evalcore bias"),
+    "self_consistency": (("Bias",), "evalcore bias"),
+    "win_rate": (("Win rates",), "evalcore winrate"),
+}
+
+
+def _where(analysis: str) -> str:
+    pages, command = ANALYSIS_PAGES.get(analysis, ((), ""))
+    return " · ".join([*(f"{p} page" for p in pages), *([f"CLI: {command}"] if command else [])])
+
+
 def unlocked(analyses: pd.DataFrame, table: str) -> pd.DataFrame:
-    """The analyses of one table (:func:`evalcore.data.schema.analyses`): available, title, what is missing."""
-    return analyses[analyses["table"] == table][["available", "title", "missing"]]
+    """The analyses of one table (:func:`evalcore.data.schema.analyses`): available, title, where it is shown
+    (page and command), what is missing."""
+    shown = analyses[analyses["table"] == table]
+    return shown.assign(where=[_where(a) for a in shown["analysis"]])[["available", "title", "where", "missing"]]
+
+
+def unlocked_pages(analyses: pd.DataFrame, table: str) -> list[str]:
+    """The pages (in :data:`ANALYSIS_PAGES` order) that show an analysis available on this table."""
+    ready = set(analyses.loc[(analyses["table"] == table) & analyses["available"], "analysis"])
+    pages = [p for name, (ps, _) in ANALYSIS_PAGES.items() if name in ready for p in ps]
+    return list(dict.fromkeys(pages))
+
+
+def raters_with_role(roles: pd.DataFrame, role: str) -> list[str]:
+    """The raters of a role table (``rater``, ``role``, ...; :func:`evalcore.data.ingest.rater_roles`) with ``role``."""
+    return [str(r) for r in roles.loc[roles["role"] == role, "rater"]]

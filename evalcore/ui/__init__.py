@@ -7,7 +7,10 @@ draws it with :mod:`evalcore.report.plots`.
 Modules
 -------
 :mod:`~evalcore.ui.state`
-    The workspace, the current dataset, session state, the sidebar, :func:`guard`, downloads.
+    The workspace, this browser tab's dataset (session state and the URL), the sidebar, the selectors
+    that follow the dataset (:func:`choice`, :func:`choices`), :func:`guard`, downloads.
+:mod:`~evalcore.ui.messages`
+    The library's error messages as the app shows them (fixes that name app controls, not CLI options).
 :mod:`~evalcore.ui.cache`
     Every cache: Streamlit's for tables and inputs, and the memory + workspace result store.
 :mod:`~evalcore.ui.analyses`
@@ -36,13 +39,18 @@ from .analyses import (
     pair_data,
     units,
 )
+from .messages import app_message
 from .state import (
     TABLE_LABEL,
+    choice,
+    choices,
     current_info,
     current_table,
     datasets,
     download_csv,
     guard,
+    home_link,
+    no_dataset_message,
     page,
     require_table,
     set_current,
@@ -52,8 +60,10 @@ from .warmup import warm_up_for_current, warm_up_winrate
 
 __all__ = [
     # state
-    "TABLE_LABEL", "current_info", "current_table", "datasets", "download_csv", "guard", "page", "require_table",
-    "set_current", "workspace",
+    "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
+    "home_link", "no_dataset_message", "page", "require_table", "set_current", "workspace",
+    # messages
+    "app_message",
     # analyses
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",

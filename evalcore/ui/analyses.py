@@ -124,7 +124,7 @@ def _agreement(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
 
 
 AGREEMENT = Analysis(
-    "agreement", 1, _bootstrap_params, _agreement,
+    "agreement", 2, _bootstrap_params, _agreement,
     label=lambda data, p: f"Bootstrapping {p['n_boot']:,} resamples per cell...")
 
 
@@ -158,7 +158,7 @@ def _as_bias_report(records: pd.DataFrame):
 
 
 BIAS = Analysis(
-    "bias", 1, _bootstrap_params, _bias_report, decode=_as_bias_report,
+    "bias", 2, _bootstrap_params, _bias_report, decode=_as_bias_report,
     label=lambda data, p: f"Running the bias diagnostics ({p['n_boot']:,} resamples)...")
 
 
@@ -245,7 +245,7 @@ def _as_winrate(record: dict):
     return WinRate.from_record(record)
 
 
-WINRATE = Analysis("winrate", 1, _winrate_params, _winrate, label=_winrate_label, decode=_as_winrate)
+WINRATE = Analysis("winrate", 2, _winrate_params, _winrate, label=_winrate_label, decode=_as_winrate)
 
 
 def _winrate_all_params(*, method: str, prior: str, baseline: str | None, judges: tuple | None, ties: str, seed: int,
@@ -271,7 +271,7 @@ def _as_winrates(out: dict) -> list:
 
 
 WINRATE_ALL = Analysis(
-    "winrate_all", 1, _winrate_all_params, _winrate_all, decode=_as_winrates,
+    "winrate_all", 2, _winrate_all_params, _winrate_all, decode=_as_winrates,
     label=lambda data, p: f"Calibrating every pair ({'BWRS' if p['method'] == 'bwrs' else 'Dawid-Skene'})...")
 
 
@@ -303,7 +303,7 @@ def _curve_label(data: Dataset, p: dict) -> str:
     return f"Refitting both methods at {what}..."
 
 
-WINRATE_CURVE = Analysis("winrate_curve", 1, _curve_params, _error_curve, label=_curve_label)
+WINRATE_CURVE = Analysis("winrate_curve", 2, _curve_params, _error_curve, label=_curve_label)
 
 #: Every declared analysis, by name.
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,

@@ -15,7 +15,9 @@ from ..errors import DataError
 from ..data.presets import PRESETS, detect_preset
 from ..data.store import NEEDS_MAPPING, READY
 from ..report import tables
-from .state import TABLE_LABEL, current_info, current_table, datasets, download_csv, guard, set_current, workspace
+from .messages import ROLES_TITLE, app_message, app_note
+from .state import (PARAM, TABLE_LABEL, choice, chosen_id, current_id, current_info, current_table, datasets,
+                    download_csv, guard, set_current, workspace)
 
 SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
 _PENDING = "evalcore_pending_id"
@@ -92,7 +94,7 @@ def upload_panel() -> None:
         _precheck(payload)
         did = workspace().save_upload(payload)
     except DataError as exc:
-        st.session_state[_ERR] = str(exc)
+        st.session_state[_ERR] = app_message(exc)
         st.rerun()
     except Exception as exc:  # a bug must not show a traceback
         st.session_state[_ERR] = (f"Reading the upload failed unexpectedly ({type(exc).__name__}). This is a bug "
@@ -222,26 +224,56 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
                                      help=col.meaning, key=f"map_{dataset_id}_{table}_{col.name}")
         if pick != NONE:
             mapping[pick] = col.name
-    judge_raters = None
-    if not wide and "rater_kind" not in mapping.values() and "rater" in mapping.values():
-        src = next(k for k, v in mapping.items() if v == "rater")
-        raters = tables.levels(raw, src)[:500]
-        judge_raters = st.multiselect("The file has no rater_kind column: which raters are LLM judges?", raters,
-                                      default=ingest.guess_judges(raters), key=f"jr_{dataset_id}")
+    judge_raters = roles_panel(dataset_id, raw, mapping, table=table, wide=wide, file=fname)
     try:
         ing = ingest.ingest_frame(raw, file=fname, mapping=mapping, table=table, wide=wide,
-                             judge_raters=judge_raters, auto=False)
+                                  judge_raters=judge_raters, auto=False)
     except DataError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(app_message(exc), icon=":material/error:")
         return
     s = ing.summary()
     st.success(f"Ready: {s.rows:,} judgments of {s.items:,} items by {s.human_raters} human(s) and "
                f"{s.judges} judge(s).", icon=":material/check_circle:")
     for n in ing.notes:
-        st.warning(n, icon=":material/warning:")
+        st.warning(app_note(n), icon=":material/warning:")
     if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:"):
         with guard("Importing"):
             _finish(dataset_id, name, ing)
+
+
+def roles_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *, table: str,
+                wide: schema.WideSpec | None, file: str) -> list[str] | None:
+    """Which raters will be imported as LLM judges and which as humans, shown before the Import button.
+
+    The roles are :func:`evalcore.data.ingest.rater_roles` under exactly the mapping above: from the
+    file's ``rater_kind`` column or the wide layout's columns (shown), otherwise guessed from the
+    raters' names, for the user to confirm or change in the table. Returns the judges to import with
+    (None: the file or the layout decides).
+    """
+    # Every column the user left unmapped is passed as unmapped, so that no guess comes back.
+    exact = {c: mapping.get(c, "") for c in map(str, raw.columns)}
+    try:
+        roles = ingest.rater_roles(raw, exact, table=table, wide=wide, file=file)
+    except DataError:
+        return None  # the import below shows what is wrong
+    if roles.empty:
+        return None
+    st.markdown(f"**{ROLES_TITLE}**")
+    config = {"role": st.column_config.SelectboxColumn("role", options=["judge", "human"], required=True,
+                                                       help="judge: an LLM evaluator; human: an annotator")}
+    if wide is not None or "rater_kind" in mapping.values():
+        st.dataframe(roles, hide_index=True, column_config=config, key=f"roles_file_{dataset_id}")
+        st.caption("The roles come from the " + ("judge and annotator columns chosen above." if wide is not None
+                                                 else "file's rater_kind column."))
+        return None
+    src = next(k for k, v in mapping.items() if v == "rater")
+    edited = st.data_editor(roles, hide_index=True, column_config=config, disabled=["rater", "rows", "reason"],
+                            key=f"roles_{dataset_id}_{src}")
+    judges = tables.raters_with_role(edited, "judge")
+    st.caption(f"{len(judges)} judge(s) and {len(edited) - len(judges)} human(s). The file has no rater_kind "
+               "column, so the roles were guessed from the raters' names: change a rater's role in the table "
+               "before you import.")
+    return judges
 
 
 def _finish(dataset_id: str, name: str, ing: ingest.Ingested) -> None:
@@ -270,11 +302,9 @@ def saved_panel() -> None:
                    "until you delete it.")
         return
     st.dataframe(tables.saved_datasets(items), hide_index=True)
-    ids = [d.id for d in items]
     names = {d.id: d.name for d in items}
-    cur = current_info()
-    did = st.selectbox("Dataset", ids, index=ids.index(cur.id) if cur and cur.id in ids else 0,
-                       format_func=names.get, key="saved_choice")
+    did = st.selectbox("Dataset", choice("saved_choice", list(names), current_id()), format_func=names.get,
+                       key="saved_choice", help="Open makes it this browser tab's dataset; other tabs keep theirs.")
     info = next(d for d in items if d.id == did)
     c1, c2, c3 = st.columns([1, 2, 1])
     if info.status == READY:
@@ -296,6 +326,8 @@ def saved_panel() -> None:
             with guard("Deleting"):
                 workspace().delete(did)
                 st.session_state.pop(_PENDING, None)
+                if did == chosen_id():
+                    set_current(None)  # this tab's own dataset is gone: back to the choice
                 st.rerun()
 
 
@@ -305,6 +337,28 @@ def saved_panel() -> None:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _summary(dataset_id: str, kind: str, stamp: str, _frame: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
     return schema.summarize(_frame, table=kind).to_dict(), schema.analyses(_frame, table=kind)
+
+
+#: The page of each name in :data:`evalcore.report.tables.ANALYSIS_PAGES`.
+PAGES = {"Agreement": "pages/1_Agreement.py", "Bias": "pages/2_Bias.py", "Win rates": "pages/3_Win_rates.py"}
+
+
+def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:
+    """What the table unlocks (analyses with a page or a command today), and links to those pages."""
+    st.markdown("**What this data unlocks**")
+    st.dataframe(tables.unlocked(av, kind), hide_index=True, column_config={
+        "available": st.column_config.CheckboxColumn("available", width="small"),
+        "title": st.column_config.TextColumn("analysis", width="large"),
+        "where": st.column_config.TextColumn("where", width="large"),
+        "missing": st.column_config.TextColumn("what it would need"),
+    })
+    pages = tables.unlocked_pages(av, kind)
+    if not pages:
+        st.info(f"No page can use these {TABLE_LABEL[kind]} yet: the table above says what each analysis would "
+                "need.", icon=":material/info:")
+    for name, col in zip(pages, st.columns(max(len(pages), 1))):
+        col.page_link(PAGES[name], label=f"Open {name}", icon=":material/arrow_forward:",
+                      query_params={PARAM: dataset_id})
 
 
 def summary_panel() -> None:
@@ -327,16 +381,10 @@ def summary_panel() -> None:
                     help=", ".join(s["tasks"] if kind == RATINGS else s["systems"]) or None)
         st.caption("Criteria: " + (", ".join(s["criteria"]) or "-") + " · Languages: "
                    + (", ".join(s["languages"]) or "-"))
-        shown = tables.unlocked(av, kind)
-        st.markdown("**What this data unlocks**")
-        st.dataframe(shown, hide_index=True, column_config={
-            "available": st.column_config.CheckboxColumn("available", width="small"),
-            "title": st.column_config.TextColumn("analysis", width="large"),
-            "missing": st.column_config.TextColumn("what it would need", width="large"),
-        })
+        unlocks_section(info.id, kind, av)
         notes = workspace().table_meta(info.id, kind)["notes"]
         for n in notes:
-            st.caption(f"Note: {n}")
+            st.caption(f"Note: {app_note(n)}")
         with st.expander(f"Browse the {TABLE_LABEL[kind]} ({s['rows']:,} rows)"):
             st.dataframe(frame.head(1000), hide_index=True)
             download_csv(frame, file_name=f"{info.name}-{kind}.csv", label=f"Download the {kind} table (CSV)",

@@ -1,11 +1,20 @@
-"""Session state and the current dataset: the workspace, which dataset this session works on, its
-tables, the shared sidebar, and the small helpers every page uses (:func:`page`, :func:`guard`,
-:func:`require_table`, :func:`download_csv`)."""
+"""Session state and the current dataset: the workspace, which dataset this browser tab works on, its
+tables, the shared sidebar, the selectors that follow the dataset, and the small helpers every page uses
+(:func:`page`, :func:`guard`, :func:`require_table`, :func:`download_csv`).
+
+One dataset per browser session
+-------------------------------
+A session's dataset lives in its own ``st.session_state`` and in the page's URL (``?dataset=<id>``),
+never in the workspace: choosing a dataset changes only this tab, a reload (or a shared link) restores
+it from the URL, and another session never sees it. Every page writes the parameter back on each run,
+because Streamlit's page navigation drops the query string. A session that has chosen nothing opens
+the workspace's only dataset when there is exactly one, and otherwise asks (:func:`require_table`).
+"""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -16,9 +25,14 @@ from ..data.store import READY, DatasetInfo, Workspace, default_path
 from ..errors import DataError, WorkspaceError
 from . import cache
 from .cache import Dataset
+from .messages import app_message
 
 _KEY = "evalcore_dataset_id"
+#: The URL query parameter that holds this tab's dataset.
+PARAM = "dataset"
+_SEEN = "evalcore_options_of_"
 TABLE_LABEL = {RATINGS: "pointwise ratings", COMPARISONS: "pairwise comparisons"}
+HOME = "app.py"
 
 
 def workspace() -> Workspace:
@@ -32,7 +46,7 @@ def guard(what: str = "This step") -> Iterator[None]:
     try:
         yield
     except (DataError, WorkspaceError) as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(app_message(exc), icon=":material/error:")
     except Exception as exc:  # a bug must not show a traceback, but must be visible
         st.error(f"{what} failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}). This is a bug in "
                  "evalcore; your data is safe in the workspace.", icon=":material/bug_report:")
@@ -42,22 +56,55 @@ def datasets() -> list[DatasetInfo]:
     return workspace().list_datasets()
 
 
-def current_id() -> str | None:
-    """The dataset this session works on: its own choice, else the last one opened on this server."""
-    ready = {d.id for d in datasets() if d.status == READY}
+def _ready() -> list[DatasetInfo]:
+    return [d for d in datasets() if d.status == READY]
+
+
+# --------------------------------------------------------------------------- this session's dataset
+
+
+def chosen_id() -> str | None:
+    """The dataset this session asked for: its own choice, else the URL's ``?dataset=`` (a reload or a
+    shared link). It may name a dataset that no longer exists; :func:`current_id` checks."""
     did = st.session_state.get(_KEY)
-    if did in ready:
-        return did
-    last = workspace().get_setting("current_dataset")
-    if last in ready:
-        st.session_state[_KEY] = last
-        return last
-    return None
+    if did is None:
+        did = st.query_params.get(PARAM) or None
+        if did is not None:
+            st.session_state[_KEY] = did
+    return did
+
+
+def current_id() -> str | None:
+    """The ready dataset this session works on, or None (nothing chosen, or the choice is gone).
+
+    With nothing chosen and exactly one ready dataset in the workspace, that one becomes this
+    session's choice. The URL's query parameter is kept in step on every call.
+    """
+    ready = {d.id for d in _ready()}
+    did = chosen_id()
+    if did is None and len(ready) == 1:
+        did = next(iter(ready))
+        st.session_state[_KEY] = did
+    if did not in ready:
+        return None
+    if st.query_params.get(PARAM) != did:
+        st.query_params[PARAM] = did
+    return did
+
+
+def missing_id() -> str | None:
+    """The dataset this session asked for when it is not (or no longer) a ready dataset of the workspace."""
+    did = chosen_id()
+    return did if did is not None and did not in {d.id for d in _ready()} else None
 
 
 def set_current(dataset_id: str | None) -> None:
+    """Make ``dataset_id`` this session's dataset (None: none), here and in the URL; no other session sees it."""
     st.session_state[_KEY] = dataset_id
-    workspace().set_setting("current_dataset", dataset_id)
+    if dataset_id is None:
+        st.query_params.pop(PARAM, None)
+    else:
+        st.query_params[PARAM] = dataset_id
 
 
 def current_info() -> DatasetInfo | None:
@@ -71,7 +118,7 @@ def current() -> Dataset:
     """The current dataset's handle; a :class:`DataError` when none is loaded."""
     info = current_info()
     if info is None:
-        raise DataError("no dataset is loaded", fix="load one on the home page")
+        raise DataError("no dataset is chosen in this browser tab", fix="choose one in the sidebar or on the home page")
     return _handle(info)
 
 
@@ -87,43 +134,110 @@ def current_table(kind: str) -> pd.DataFrame | None:
     return cache.table(_handle(info), kind)
 
 
+def home_link(label: str = "Go to the home page") -> None:
+    """A link to the landing page that keeps this tab's dataset."""
+    did = current_id()
+    st.page_link(HOME, label=label, icon=":material/home:", query_params={PARAM: did} if did else None)
+
+
+def no_dataset_message(*, home: bool = False) -> str:
+    """Why no dataset is open in this tab, and what to do (``home``: worded for the landing page)."""
+    where = ("open one under **Saved datasets** or in the sidebar, or click **Load the sample data**" if home else
+             "choose one in the sidebar, or open one on the home page")
+    gone = missing_id()
+    if gone is not None:
+        return (f"The dataset this tab had open (id {gone}) is not in the workspace any more: it was deleted, or "
+                f"the link is wrong. To go on, {where}.")
+    if _ready():
+        return f"No dataset is chosen in this browser tab yet: {where}."
+    return ("No dataset is loaded yet. " + ("Start with **Load the sample data**: one click, and every page has "
+            "something to show." if home else "Go to the **evalcore** home page and click **Load the sample "
+            "data**, or upload a file."))
+
+
 def require_table(kind: str) -> pd.DataFrame:
     """The current dataset's ``kind`` table, or a message and a stop when there is none."""
     frame = current_table(kind)
     if frame is None:
         info = current_info()
         if info is None:
-            st.info("No dataset is loaded yet. Go to the **evalcore** home page and click "
-                    "**Load the sample data**, or upload a file.", icon=":material/info:")
+            st.info(no_dataset_message(), icon=":material/info:")
         else:
             st.info(f"This page needs {TABLE_LABEL[kind]}; the dataset '{info.name}' has none. "
-                    "Load a dataset that has them on the home page.", icon=":material/info:")
-        st.page_link("app.py", label="Go to the home page", icon=":material/home:")
+                    "Choose a dataset that has them in the sidebar, or load one on the home page.",
+                    icon=":material/info:")
+        home_link()
         st.stop()
     return frame
 
 
+# --------------------------------------------------------------------------- selectors that follow the dataset
+
+
+def choices(key: str, options: Sequence, default: Sequence) -> list:
+    """Fit a multiselect's state to ``options`` before the widget with ``key`` is drawn; returns the options.
+
+    The user's choices that are still options are kept; when none is left because the options
+    changed (another dataset, another grouping), ``default`` (those of its values that are options)
+    is used. An empty selection the user made on these same options stays empty, so that the
+    page can say "pick at least one". Draw the widget without ``default``: its state holds it.
+    """
+    opts = list(options)
+    seen = st.session_state.get(_SEEN + key)
+    st.session_state[_SEEN + key] = opts
+    fallback = [v for v in default if v in opts]
+    picked = st.session_state.get(key)
+    if picked is None:
+        st.session_state[key] = fallback
+        return opts
+    valid = [v for v in picked if v in opts]
+    if not valid and (picked or seen != opts):
+        st.session_state[key] = fallback
+    elif len(valid) != len(picked):
+        st.session_state[key] = valid
+    return opts
+
+
+def choice(key: str, options: Sequence, default: Any = None) -> list:
+    """Fit a selectbox's (or radio's) state to ``options`` before the widget with ``key`` is drawn.
+
+    The user's choice stays while it is an option; otherwise ``default`` (if it is one) or the first
+    option is chosen. Returns the options; draw the widget without ``index``: its state holds it.
+    """
+    opts = list(options)
+    if opts and st.session_state.get(key) not in opts:
+        st.session_state[key] = default if default in opts else opts[0]
+    return opts
+
+
+# --------------------------------------------------------------------------- sidebar and page
+
+
+def _switch() -> None:
+    set_current(st.session_state["sidebar_dataset"])
+
+
 def sidebar() -> None:
-    """The sidebar every page shares: which dataset is loaded, and a switcher."""
+    """The sidebar every page shares: which dataset this tab has open, and a switcher (this tab only)."""
     with st.sidebar:
         st.markdown("### Current dataset")
-        ready = [d for d in datasets() if d.status == READY]
+        ready = _ready()
         info = current_info()
         if not ready:
             st.caption("None yet: load the sample data or upload a file on the home page.")
             return
-        ids = [d.id for d in ready]
         names = {d.id: d.name for d in ready}
-        # The widget follows the current dataset (which other controls may change), and a
-        # pick in it changes the current dataset: sync before drawing, act in the callback.
+        # The widget follows this tab's dataset (which other controls may change), and a pick in it
+        # changes this tab's dataset: sync before drawing, act in the callback.
         st.session_state["sidebar_dataset"] = info.id if info else None
-        st.selectbox("Dataset", ids, format_func=names.get, key="sidebar_dataset",
-                     placeholder="Choose a dataset", label_visibility="collapsed",
-                     on_change=lambda: set_current(st.session_state["sidebar_dataset"]))
+        st.selectbox("Dataset", list(names), format_func=names.get, key="sidebar_dataset",
+                     placeholder="Choose a dataset", label_visibility="collapsed", on_change=_switch,
+                     help="Changes the dataset of this browser tab only; the link in the address bar keeps it.")
         if info:
             for kind, n in info.tables.items():
                 st.caption(f"{TABLE_LABEL[kind].capitalize()}: {n:,} rows")
-            st.caption(f"Source: {info.source}")
+            if info.source:
+                st.caption(f"Source: {info.source}")
 
 
 def page(title: str, icon: str = ":material/balance:") -> None:

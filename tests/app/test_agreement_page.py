@@ -35,10 +35,12 @@ def unseen_file(path: Path, *, seed: int = 7) -> Path:
     return path
 
 
-def _page() -> AppTest:
-    # Enter through app.py, as a user does, so that page links resolve.
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    return at.switch_page(PAGE).run()
+def _page(dataset: str | None = None) -> AppTest:
+    # Enter through app.py, as a user does, so that page links resolve; ?dataset= opens that dataset.
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    if dataset is not None:
+        at.query_params["dataset"] = dataset
+    return at.run().switch_page(PAGE).run()
 
 
 def test_page_without_data_says_what_to_do(ws):
@@ -84,8 +86,11 @@ def test_unseen_multilingual_file_through_page_and_cli(ws, tmp_path, capsys):
     home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     home.file_uploader[0].set_value(("unseen.csv", path.read_bytes(), "text/csv")).run()
     (pending,) = ws.list_datasets()
-    assert home.multiselect(key=f"jr_{pending.id}").value == sorted(
+    roles = home.data_editor(key=f"roles_{pending.id}_annotator").value
+    assert sorted(roles.loc[roles["role"] == "judge", "rater"]) == sorted(
         ["claude-3/cot", "claude-3/plain", "gpt-4o/cot", "gpt-4o/plain", "llama-3-70b", "qwen-2-72b"])
+    assert set(roles.loc[roles["role"] == "human", "rater"]) == {f"{lang}_rater{a}" for lang in
+                                                                 ["yo", "ta", "pl", "ko", "tr", "pt"] for a in range(3)}
     next(b for b in home.button if b.key and b.key.startswith("import_")).click().run()
     assert not home.exception
     at = _page()
@@ -98,8 +103,7 @@ def test_page_on_hanna(ws):
     from evalcore.data.ingest import load
 
     ing = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna")
-    ws.set_setting("current_dataset", ws.save_dataset("HANNA", {"ratings": ing.frame}))
-    at = _page()
+    at = _page(ws.save_dataset("HANNA", {"ratings": ing.frame}))
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="ag_by").value == ["criterion"]
 

@@ -33,8 +33,9 @@ def _script() -> None:
 def test_ready_and_result_share_one_key_and_the_workspace_keeps_it(ws):
     ratings = load_samples()["ratings"].frame
     did = ws.save_dataset("sample ratings", {"ratings": ratings})
-    ws.set_setting("current_dataset", did)
-    at = AppTest.from_function(_script, default_timeout=120).run()
+    at = AppTest.from_function(_script, default_timeout=120)
+    at.query_params["dataset"] = did
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     texts = [t.value for t in at.text]
     assert texts[0] == "before False"
@@ -42,7 +43,7 @@ def test_ready_and_result_share_one_key_and_the_workspace_keeps_it(ws):
     assert texts[2].startswith("dist True rows ")
     assert texts[3] == "stored True other seed False dist False"  # a plot table is kept in memory only
     assert texts[4] == "same True"
-    key = 'agreement:v1:{"by": ["language"], "judges": null, "n_boot": 0, "seed": 0}'
+    key = 'agreement:v2:{"by": ["language"], "judges": null, "n_boot": 0, "seed": 0}'
     assert ws.result_keys(did) == [key]
 
 
@@ -51,22 +52,23 @@ def test_each_analysis_has_its_own_name_and_version():
     assert len(names) == len(set(names)) == 10
     opts = dict(a=None, b=None, judges=("j1",), ties="drop", seed=0, repeats=5)
     curve = analyses.WINRATE_CURVE
-    assert curve.key(**opts) == result_key("winrate_curve", 1, {"a": None, "b": None, "judges": None,
+    assert curve.key(**opts) == result_key("winrate_curve", curve.version, {"a": None, "b": None, "judges": None,
                                                                  "ties": "drop", "seed": 0, "repeats": 5})
-    bumped = dataclasses.replace(curve, version=2)
-    assert bumped.key(**opts) != curve.key(**opts) and bumped.key(**opts).startswith("winrate_curve:v2:")
+    bumped = dataclasses.replace(curve, version=curve.version + 1)
+    assert bumped.key(**opts) != curve.key(**opts) and bumped.key(**opts).startswith(f"winrate_curve:v{curve.version + 1}:")
     bias = dict(by=(), judges=None, n_boot=10, seed=0)
     assert analyses.BIAS.key(**bias) == dataclasses.replace(analyses.BIAS).key(**bias)
 
 
-def test_stored_keys_keep_the_format_of_earlier_versions():
-    """Results stored before the declarations existed (``name:v1:<sorted JSON>``) are still found."""
+def test_stored_keys_have_the_documented_format():
+    """``name:v<version>:<sorted JSON>``. Version 2 of agreement and bias added p, q and the FDR flags, and
+    version 2 of the win rates the strict-majority human label (issue 12): results stored as v1 are not reused."""
     assert analyses.WINRATE.key(a="x", b="y", method="ds", prior="ratio:0.3", judges=None, ties="drop", seed=0) == (
-        'winrate:v1:{"a": "x", "b": "y", "judges": null, "method": "ds", "prior": "ratio:0.3", "seed": 0, '
+        'winrate:v2:{"a": "x", "b": "y", "judges": null, "method": "ds", "prior": "ratio:0.3", "seed": 0, '
         '"ties": "drop"}')
     assert analyses.WINRATE_ALL.key(method="bwrs", prior="none", baseline=None, judges=("j",), ties="drop",
                                     seed=1, ood_auto=False) == (
-        'winrate_all:v1:{"baseline": null, "judges": ["j"], "method": "bwrs", "ood_auto": false, "prior": "none", '
+        'winrate_all:v2:{"baseline": null, "judges": ["j"], "method": "bwrs", "ood_auto": false, "prior": "none", '
         '"seed": 1, "ties": "drop"}')
     assert analyses.BIAS.key(by=("language",), judges=("j",), n_boot=5, seed=2) == (
-        'bias:v1:{"by": ["language"], "judges": ["j"], "n_boot": 5, "seed": 2}')
+        'bias:v2:{"by": ["language"], "judges": ["j"], "n_boot": 5, "seed": 2}')

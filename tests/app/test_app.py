@@ -26,6 +26,16 @@ def _import_button(at: AppTest):
     return next(b for b in at.button if b.key and b.key.startswith("import_"))
 
 
+def _set_role(at: AppTest, key: str, rater: str, role: str) -> None:
+    """Change one rater's role in the rater table, as a click in its role cell does (edits accumulate)."""
+    roles = at.data_editor(key=key).value
+    state = at.session_state[key] if key in at.session_state else {}
+    edited = dict(state.get("edited_rows", {})) if state else {}
+    edited[int(roles.index[roles["rater"] == rater][0])] = {"role": role}
+    at.session_state[key] = {"edited_rows": edited, "added_rows": [], "deleted_rows": []}
+    at.run()
+
+
 def _clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -54,6 +64,15 @@ def test_sample_button_loads_both_tables_in_one_click(ws):
     assert len(ws.list_datasets()) == 1
     # The sidebar names the current dataset.
     assert at.sidebar.selectbox(key="sidebar_dataset").value == info.id
+    # What it unlocks: only analyses with a page or a command today, each saying where; links to the pages.
+    unlocks = [d.value for d in at.dataframe if "where" in d.value.columns]
+    assert len(unlocks) == 2
+    titles = " ".join(t for u in unlocks for t in u["title"])
+    assert "Position bias" not in titles and "CalibraEval" not in titles and "Superficial" not in titles
+    assert all(u.loc[u["available"], "where"].str.contains("page").all() for u in unlocks)
+    links = {link.value: link.proto.query_string for link in at.page_link}
+    assert {"Open Agreement", "Open Bias", "Open Win rates"} <= set(links)
+    assert links["Open Bias"] == f"dataset={info.id}"
 
 
 def test_upload_map_and_import(ws):
@@ -66,8 +85,11 @@ def test_upload_map_and_import(ws):
     # The mapping is shown and editable: auto-detected 'lang' -> language.
     assert at.selectbox(key=f"map_{pending.id}_ratings_language").value == "lang"
     assert at.selectbox(key=f"map_{pending.id}_ratings_item_id").value == "item"
-    # Which raters are judges (no rater_kind column): guessed from names, editable.
-    assert at.multiselect(key=f"jr_{pending.id}").value == ["gpt-4"]
+    # Which raters are judges (no rater_kind column): shown before the import, guessed from names, editable.
+    roles = at.data_editor(key=f"roles_{pending.id}_annotator").value
+    assert roles[["rater", "rows", "role"]].values.tolist() == [["ann1", 2, "human"], ["ann2", 2, "human"],
+                                                                ["gpt-4", 2, "judge"]]
+    assert any("1 judge(s) and 2 human(s)" in c.value for c in at.caption)
     at.text_input(key=f"name_{pending.id}").set_value("my audit").run()
     _import_button(at).click().run()
     _clean(at)
@@ -89,9 +111,17 @@ def test_changing_the_mapping_changes_the_import(ws):
     assert any("required column 'score' is missing" in e.value for e in at.error)
     assert not [b for b in at.button if b.key and b.key.startswith("import_")]
     at.selectbox(key=f"map_{pending.id}_ratings_score").set_value("score").run()
-    # Treat gpt-4 as human too: now there is no judge, and the page says so.
-    at.multiselect(key=f"jr_{pending.id}").set_value([]).run()
-    assert any("there are no judge rows" in e.value for e in at.error)
+    # Treat gpt-4 as human too: now there is no judge, and the page says so, naming the table to fix it in.
+    _set_role(at, f"roles_{pending.id}_annotator", "gpt-4", "human")
+    (err,) = [e.value for e in at.error]
+    assert "there are no judge rows" in err and "the table 'Which raters are LLM judges?'" in err
+    assert "--judge-rater" not in err
+    # Mark ann2 a judge instead: the import follows the table.
+    _set_role(at, f"roles_{pending.id}_annotator", "ann2", "judge")
+    assert any(s.value.startswith("Ready: 6 judgments of 2 items by 2 human(s) and 1 judge(s)") for s in at.success)
+    _import_button(at).click().run()
+    frame = ws.load_table(pending.id, "ratings")
+    assert set(frame.loc[frame["rater_kind"] == "judge", "rater"]) == {"ann2"}
 
 
 def test_pending_upload_survives_a_refresh(ws):
@@ -180,6 +210,11 @@ def test_llmbar_result_upload_uses_the_preset(ws):
     assert frame["item_id"].nunique() == 100
     judge = frame[frame["rater_kind"] == "judge"]
     assert judge.groupby("swapped").size().to_dict() == {False: 100, True: 100}
+    # Position bias has no page yet: the landing page does not promise it, and says no page can use this yet.
+    unlocks = next(d.value for d in at.dataframe if "where" in d.value.columns)
+    assert not unlocks["available"].any() and not unlocks["title"].str.contains("Position bias").any()
+    assert any("No page can use these pairwise comparisons yet" in i.value for i in at.info)
+    assert not [link for link in at.page_link if link.value.startswith("Open ")]
 
 
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")

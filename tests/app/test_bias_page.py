@@ -8,9 +8,11 @@ from streamlit.testing.v1 import AppTest
 from tests.helpers import DATASETS, ROOT
 
 
-def _bias_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    return at.switch_page(str(ROOT / "pages" / "2_Bias.py")).run()
+def _bias_page(dataset: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    if dataset is not None:
+        at.query_params["dataset"] = dataset  # a link to this dataset
+    return at.run().switch_page(str(ROOT / "pages" / "2_Bias.py")).run()
 
 
 def test_bias_page_on_sample(ws):
@@ -32,7 +34,6 @@ def test_bias_page_on_hanna(ws):
     from evalcore.data.ingest import load
 
     ing = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna")
-    ws.set_setting("current_dataset", ws.save_dataset("HANNA", {"ratings": ing.frame}))
-    at = _bias_page()
+    at = _bias_page(ws.save_dataset("HANNA", {"ratings": ing.frame}))
     assert not at.exception, [e.value for e in at.exception]
     assert any("Familiarity was not run" in i.value for i in at.info)

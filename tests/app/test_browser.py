@@ -2,8 +2,11 @@
 
 Starts ``streamlit run app.py`` on a free localhost port with a fresh workspace, loads the
 sample data with one click, opens every page (the landing page and every file in
-``pages/``), and fails on any element with ``data-testid="stException"``. It also uploads a
-file through the browser, restarts the server, and checks the upload is still there.
+``pages/``) through the sidebar's navigation, and fails on any element with
+``data-testid="stException"``. It also uploads a file through the browser, restarts the
+server, and checks the upload is still there and that the tab's link reopens its dataset.
+Two browser contexts (two people) each open their own dataset, switch it on every page, and
+keep it across reloads.
 
 Chromium is Debian's (``/usr/bin/chromium``) driven by Playwright through
 ``executable_path``: Playwright cannot download its own browser here. Screenshots go to
@@ -21,6 +24,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -106,6 +110,29 @@ def _exceptions(page) -> list[str]:
     return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
 
 
+def _dataset_in_url(page) -> str | None:
+    """The tab's dataset, as its address bar holds it (``?dataset=``)."""
+    return (parse_qs(urlparse(page.url).query).get("dataset") or [None])[0]
+
+
+def _sidebar(page):
+    return page.locator('[data-testid="stSidebar"]')
+
+
+def _choose_dataset(page, name: str) -> None:
+    """Pick ``name`` in the sidebar's dataset selector, as a user does."""
+    _sidebar(page).locator('[data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option", name=name, exact=True).click()
+    _settle(page, timeout=180_000)
+
+
+def _navigate(page, title: str) -> None:
+    """Open a page through the sidebar's navigation (the same session, as a click does)."""
+    _sidebar(page).locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+    page.wait_for_timeout(500)
+    _settle(page, timeout=180_000)
+
+
 def _open_with_sample(browser, server: Server):
     """A new tall page on the home page, with the sample data loaded by its button."""
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
@@ -138,14 +165,16 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
         assert page.get_by_text("What this data unlocks").first.is_visible()
         page.screenshot(path=str(SHOTS / "home_sample.png"), full_page=True)
 
+        sample = _dataset_in_url(page)
+        assert sample  # the tab's dataset is in its address bar
         for path in _page_paths():
-            page.goto(f"{server.url}/{path}", wait_until="domcontentloaded")
-            _settle(page)
+            _navigate(page, path.replace("_", " ") or "app")
             errors = _exceptions(page)
             page.screenshot(path=str(SHOTS / f"page_{path or 'home'}.png"), full_page=True)
             assert not errors, f"page /{path} shows an exception: {errors}"
-            # The shared sidebar shows the current dataset on every page.
+            # The shared sidebar shows the tab's dataset on every page, and the address bar keeps it.
             assert page.locator('[data-testid="stSidebar"]').get_by_text("Current dataset").is_visible()
+            assert _dataset_in_url(page) == sample, page.url
 
         # Upload through the browser, map, import.
         page.goto(server.url, wait_until="domcontentloaded")
@@ -173,17 +202,18 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
             page.get_by_role("button", name="Import").click()
             page.get_by_role("heading", name="hanna_metric_scores_llm", exact=True).wait_for(timeout=90_000)
             _settle(page)
-            page.goto(f"{server.url}/Agreement", wait_until="domcontentloaded")
+            hanna_id = _dataset_in_url(page)
+            page.goto(f"{server.url}/Agreement?dataset={hanna_id}", wait_until="domcontentloaded")
             _settle(page, timeout=180_000)
             assert not _exceptions(page)
             assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
             page.screenshot(path=str(SHOTS / "page_Agreement_hanna.png"), full_page=True)
-            page.goto(f"{server.url}/Bias", wait_until="domcontentloaded")
+            page.goto(f"{server.url}/Bias?dataset={hanna_id}", wait_until="domcontentloaded")
             _settle(page, timeout=180_000)
             assert not _exceptions(page)
             assert page.get_by_text("What we found").count() == 1
             page.screenshot(path=str(SHOTS / "page_Bias_hanna.png"), full_page=True)
-            page.goto(server.url, wait_until="domcontentloaded")
+            page.goto(f"{server.url}/?dataset={hanna_id}", wait_until="domcontentloaded")
             _settle(page)
 
         # A bad file gets one message, not a traceback.
@@ -194,6 +224,7 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
         page.get_by_text("looks like a PNG image").wait_for(timeout=60_000)
         assert not _exceptions(page)
         page.screenshot(path=str(SHOTS / "home_bad_file.png"), full_page=True)
+        link = urlparse(page.url)._replace(scheme="", netloc="").geturl()  # the path and ?dataset=
         page.close()
     finally:
         server.stop()
@@ -202,11 +233,14 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
     server = Server(ws, tmp_path / "streamlit2.log").start()
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        # A fresh tab without a link: nobody's choice is imposed on it.
         page.goto(server.url, wait_until="domcontentloaded")
         _settle(page)
+        assert page.get_by_text("No dataset is chosen in this browser tab yet").count() == 1
+        # The tab's link (a reload, a bookmark) reopens the dataset it had open, after the restart too.
+        page.goto(server.url + link, wait_until="domcontentloaded")
+        _settle(page)
         page.get_by_role("tab", name=re.compile("Saved datasets")).click()
-        page.screenshot(path=str(SHOTS / "home_after_restart.png"), full_page=True)
-        # The last dataset opened is still the current one, in the sidebar of a fresh session.
         rows = "145,728 rows" if (ROOT.parent / "shared" / "datasets").exists() else "6 rows"
         assert f"Pointwise ratings: {rows}" in page.locator('[data-testid="stSidebar"]').inner_text()
         n_saved = 3 if (ROOT.parent / "shared" / "datasets").exists() else 2
@@ -245,7 +279,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
         assert thumb.input_value() == "0.6"
         assert not _exceptions(page)
         assert _metric(page, "Dawid-Skene p") != before
-        assert page.get_by_text("88 of 147 human labels used").count() == 1
+        assert page.get_by_text("85 of 141 human labels used").count() == 1
 
         page.get_by_role("tab", name="All pairs").click()
         page.get_by_role("button", name="Calibrate every pair").click()
@@ -277,11 +311,76 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
             page.get_by_role("button", name="Import").click()
             page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
             _settle(page)
-            page.goto(f"{server.url}/Win_rates", wait_until="domcontentloaded")
+            page.goto(f"{server.url}/Win_rates?dataset={_dataset_in_url(page)}", wait_until="domcontentloaded")
             _settle(page, timeout=120_000)
             assert not _exceptions(page)
             assert page.get_by_text("bloom-7b").count() >= 1
             page.screenshot(path=str(SHOTS / "page_Win_rates_pandalm.png"), full_page=True)
         page.close()
     finally:
+        server.stop()
+
+
+def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(browser, tmp_path):
+    """Two browser contexts (two people at once) open different datasets; each keeps its own across reloads,
+    and switching the dataset in the sidebar on every page keeps the selectors filled."""
+    from evalcore.data.ingest import load, load_samples
+    from evalcore.data.store import Workspace
+    from tests.app.test_agreement_page import unseen_file
+    from tests.app.test_sessions import _comparisons
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "workspace.duckdb"
+    ws = Workspace(path)
+    sample = {k: v.frame for k, v in load_samples().items()}
+    other = {"ratings": load(unseen_file(tmp_path / "unseen.csv")).frame, "comparisons": _comparisons()}
+    ws.save_dataset("Sample", sample)
+    ws.save_dataset("Other", other)
+    rows = {"Sample": f"Pointwise ratings: {len(sample['ratings']):,} rows",
+            "Other": f"Pointwise ratings: {len(other['ratings']):,} rows"}
+    server = Server(path, tmp_path / "streamlit.log").start()
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 2400}) for _ in range(2)]
+    try:
+        a, b = (c.new_page() for c in contexts)
+        for page, name in ((a, "Sample"), (b, "Other")):
+            page.goto(server.url, wait_until="domcontentloaded")
+            _settle(page)
+            assert page.get_by_text("No dataset is chosen in this browser tab yet").count() == 1
+            _choose_dataset(page, name)
+            page.get_by_role("heading", name=name, exact=True).wait_for(timeout=60_000)
+        for page, name in ((a, "Sample"), (b, "Other")):
+            page.reload(wait_until="domcontentloaded")
+            _settle(page)
+            page.get_by_role("heading", name=name, exact=True).wait_for(timeout=60_000)
+            assert not _exceptions(page)
+            assert rows[name] in _sidebar(page).inner_text()
+        b.screenshot(path=str(SHOTS / "home_second_session.png"), full_page=True)
+
+        # A switches the dataset on every page; the page follows, its selectors stay filled.
+        checks = {"Agreement": "Humans next to claude-3/cot", "Bias": "What we found",
+                  "Win rates": "on which sys-x is better than sys-y"}
+        for title, expected in checks.items():
+            _navigate(a, title)
+            _choose_dataset(a, "Other")
+            a.screenshot(path=str(SHOTS / f"switch_{title.replace(' ', '_')}.png"), full_page=True)
+            assert not _exceptions(a), title
+            assert a.get_by_text("failed unexpectedly").count() == 0, title
+            assert a.get_by_text(expected).count() >= 1, title
+            assert a.get_by_text("Pick at least one judge").count() == 0, title
+            assert a.get_by_text("no judge").count() == 0, title
+            assert a.locator('[data-testid="stPlotlyChart"]').count() >= 1, title
+            _choose_dataset(a, "Sample")
+            assert not _exceptions(a), title
+
+        # B never saw A's switches: its reload still shows its own dataset.
+        b.reload(wait_until="domcontentloaded")
+        _settle(b)
+        b.get_by_role("heading", name="Other", exact=True).wait_for(timeout=60_000)
+        assert rows["Other"] in _sidebar(b).inner_text()
+        a.reload(wait_until="domcontentloaded")
+        _settle(a, timeout=180_000)
+        assert rows["Sample"] in _sidebar(a).inner_text()
+    finally:
+        for c in contexts:
+            c.close()
         server.stop()

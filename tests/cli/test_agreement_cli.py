@@ -17,6 +17,10 @@ def test_cli_agreement_records_and_boot_zero(capsys):
     recs = json.loads(capsys.readouterr().out)
     assert {r["judge"] for r in recs} == {None, "gpt-4/single-call"}
     assert all(r["ci_low"] is None and r["ci_high"] is None for r in recs)
+    # The test fields: the gap is the one test (one-sided, "less"); without resamples nothing is tested.
+    assert {r["test"] for r in recs if r["measure"] == "pairwise_agreement_gap"} == {"less"}
+    assert {r["test"] for r in recs if r["measure"] != "pairwise_agreement_gap"} == {None}
+    assert all(r["p_value"] is None and r["q_value"] is None and not r["flagged"] and not r["opposite"] for r in recs)
     names = {r["measure"] for r in recs}
     assert {"percent_agreement", "full_agreement", "fleiss_kappa", "gwet_ac1", "pabak", "krippendorff_alpha_nominal",
             "krippendorff_alpha_ordinal", "krippendorff_alpha_interval", "cohen_kappa", "cohen_kappa_quadratic",
@@ -24,5 +28,12 @@ def test_cli_agreement_records_and_boot_zero(capsys):
     assert main(["agreement", str(sample), "--by", "none", "--boot", "50", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("agreement of ratings_multilingual.csv, grouped by nothing; 50 bootstrap resamples (seed 3)")
+    assert "LOW = flagged: the judge agrees with humans less than humans agree with each other" in out
+    assert "Benjamini-Hochberg q <= 0.05 across all 2 tests of this table" in out
+    assert main(["agreement", str(sample), "--boot", "50", "--json"]) == 0
+    gap = [r for r in json.loads(capsys.readouterr().out) if r["measure"] == "pairwise_agreement_gap"]
+    assert all(r["q_value"] >= r["p_value"] if r["p_value"] is not None else
+               r["note"] == "the resamples do not vary, so not tested" for r in gap)
+    assert any(r["flagged"] for r in gap) and all(r["q_value"] <= 0.05 for r in gap if r["flagged"])
     assert main(["agreement", str(ROOT / "sample_data" / "comparisons_pairwise.csv")]) == 1
     assert "needs pointwise ratings" in capsys.readouterr().err

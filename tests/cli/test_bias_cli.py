@@ -15,10 +15,23 @@ def test_cli_bias_json_and_text(capsys):
     recs = json.loads(capsys.readouterr().out)
     frame = pd.DataFrame(recs)
     assert list(frame.columns[:4]) == ["section", "judge", "criterion", "language"]
-    assert {"measure", "estimate", "ci_low", "ci_high", "n", "flagged"} <= set(frame.columns)
+    assert {"measure", "estimate", "ci_low", "ci_high", "n", "test", "p_value", "q_value", "flagged", "opposite"} \
+        <= set(frame.columns)
+    assert list(frame.columns[-6:]) == ["test", "p_value", "q_value", "flagged", "opposite", "note"]
     assert frame["language"].nunique() == 10 and frame["flagged"].any()
+    tested = frame[frame["p_value"].notna()]
+    assert set(tested["test"]) <= {"greater", "less", "two-sided"} and tested["q_value"].notna().all()
+    assert frame.loc[frame["test"].isna(), ["p_value", "q_value"]].isna().all().all()
+    assert (frame.loc[frame["flagged"], "q_value"] <= 0.05).all() and not (frame["flagged"] & frame["opposite"]).any()
     assert main(["bias", str(SAMPLE), "--boot", "100"]) == 0
     out = capsys.readouterr().out
     assert "flagged result(s)" in out and "what to do:" in out and "Judge one criterion per call" in out
+    # The rule, stated; the flagged table shows p and q; results significant the other way are listed apart.
+    assert "flagged = a bias: a bootstrap test in the direction that means harm" in out
+    assert "Benjamini-Hochberg q <= 0.05 across all" in out and "p_value" in out and "q_value" in out
+    assert "significant in the other direction (not a bias)" in out
+    assert main(["bias", str(SAMPLE), "--boot", "100", "--alpha", "0.01", "--json"]) == 0
+    strict = pd.DataFrame(json.loads(capsys.readouterr().out))
+    assert (strict.loc[strict["flagged"], "q_value"] <= 0.01).all()
     assert main(["bias", str(ROOT / "sample_data" / "comparisons_pairwise.csv")]) == 1
     assert "needs pointwise ratings" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evalcore.cli import main
-from tests.helpers import ROOT, SAMPLE_PAIRS
+from tests.helpers import PANDALM, ROOT, SAMPLE_PAIRS, needs_datasets
 
 PAGE = str(ROOT / "pages" / "3_Win_rates.py")
 
@@ -23,7 +23,8 @@ def test_cli_winrate_json_contract(capsys):
     (rec,) = json.loads(capsys.readouterr().out)
     assert JSON_FIELDS <= set(rec)
     assert rec["method"] == "bwrs" and rec["prior"] == "ratio:0.5" and rec["rhat"] is None
-    assert rec["n_human_labelled"] == 74 and rec["n_items"] == 150  # half of 147 labelled items, rounded
+    # half of the 141 items with a strict human majority for A or B, rounded half to even
+    assert rec["n_human_labelled"] == 70 and rec["n_items"] == 150
     assert rec["ci_low"] < rec["p_mean"] < rec["ci_high"]
     assert {j["judge"] for j in rec["judges"]} == {"gpt-4/pairwise", "gpt-3.5/pairwise", "llama-2-70b/pairwise"}
     assert {"q0_mean", "q0_low", "q0_high", "q1_mean", "q1_low", "q1_high"} <= set(rec["judges"][0])
@@ -50,6 +51,12 @@ def test_cli_winrate_json_contract(capsys):
     (["--method", "bwrs", "--prior", "none"], "footnote 4"),
     (["--pair", "cirrus-70b", "nobody"], "no comparisons of cirrus-70b against nobody"),
     (["--judge", "gpt-5", "--pair", "cirrus-70b", "atlas-7b"], "gpt-5 did not judge"),
+    (["--seed", "-1"], "--seed -1 is negative"),
+    (["--accuracy", "--seed", "-1"], "--seed -1 is negative"),
+    (["--accuracy", "--by", "language"], "cannot group by 'language'"),
+    (["--accuracy", "--pair", "cirrus-70b", "atlas-7b"], "--accuracy reports every item, not one pair"),
+    (["--accuracy", "--boot", "-5"], "bootstrap resamples must be a whole number"),
+    (["--accuracy", "--level", "1.5"], "confidence level must be between 0 and 1"),
 ])
 def test_cli_winrate_bad_options_get_one_line(capsys, argv, message):
     assert main(["winrate", str(SAMPLE_PAIRS), *argv]) == 1
@@ -61,3 +68,33 @@ def test_cli_winrate_bad_options_get_one_line(capsys, argv, message):
 def test_cli_winrate_on_ratings_says_it_needs_comparisons(capsys):
     assert main(["winrate", str(ROOT / "sample_data" / "ratings_multilingual.csv")]) == 1
     assert "win rates need pairwise comparisons" in capsys.readouterr().err
+
+
+ACCURACY_FIELDS = ["judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_units", "n_invalid"]
+
+
+@needs_datasets
+def test_cli_accuracy_reproduces_the_pandalm_authors(capsys):
+    assert main(["winrate", str(PANDALM), "--accuracy", "--invalid", "wrong", "--boot", "200", "--json"]) == 0
+    recs = {r["judge"]: r for r in json.loads(capsys.readouterr().out)}
+    assert list(recs["gpt-3.5-turbo"])[:8] == ACCURACY_FIELDS and "note" in recs["gpt-3.5-turbo"]
+    gpt, plm = recs["gpt-3.5-turbo"], recs["pandalm-7b"]
+    assert round(gpt["estimate"], 3) == 0.698 and gpt["n"] == 999 and gpt["n_invalid"] == 25
+    assert round(plm["estimate"], 3) == 0.668 and plm["n_invalid"] == 0
+    assert gpt["ci_low"] < gpt["estimate"] < gpt["ci_high"]
+
+    assert main(["winrate", str(PANDALM), "--accuracy", "--boot", "0", "--json"]) == 0
+    gpt = {r["judge"]: r for r in json.loads(capsys.readouterr().out)}["gpt-3.5-turbo"]
+    assert round(gpt["estimate"], 3) == 0.716 and gpt["n"] == 974 and gpt["ci_low"] is None
+    assert gpt["note"].startswith("25 unparsed output(s) left out")
+
+    assert main(["winrate", str(PANDALM), "--accuracy", "--by", "task", "--boot", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "unparsed outputs left out (--invalid drop)" in out and "Wolfram alpha" in out
+
+
+def test_cli_accuracy_on_the_sample(capsys):
+    assert main(["winrate", str(SAMPLE_PAIRS), "--accuracy", "--by", "subset", "--boot", "100", "--json"]) == 0
+    recs = json.loads(capsys.readouterr().out)
+    assert {r["judge"] for r in recs} == {"gpt-4/pairwise", "gpt-3.5/pairwise", "llama-2-70b/pairwise"}
+    assert all(0 <= r["estimate"] <= 1 and r["n_invalid"] == 0 and "subset" in r for r in recs)

@@ -267,6 +267,17 @@ def were(n: int) -> str:
     return "was" if n == 1 else "were"
 
 
+def invalid_note(n: int, judge: str, *, counted_wrong_by: str = "") -> str:
+    """The note for ``n`` unparseable outputs of ``judge`` kept as rows marked ``invalid``.
+
+    >>> invalid_note(2, "gpt", counted_wrong_by="the authors").endswith("(--invalid wrong), as the authors do.")
+    True
+    """
+    return (f"{plural(n, 'unparseable verdict')} of {judge} {were(n)} kept as rows marked invalid (winner empty): "
+            "win rates treat them as missing; judge accuracy leaves them out by default, or counts them as wrong "
+            "(--invalid wrong)" + (f", as {counted_wrong_by} do" if counted_wrong_by else "") + ".")
+
+
 def short_list(names: Iterable[str], limit: int = 12) -> str:
     """Up to ``limit`` names joined by commas, then 'and N more'."""
     names = list(names)
@@ -283,8 +294,9 @@ def finish(rows: pd.DataFrame, table: str) -> pd.DataFrame:
     for c in ("item_id", "rater"):
         if c in frame.columns:
             frame[c] = frame[c].astype(str)
-    if "swapped" in frame.columns:
-        frame["swapped"] = frame["swapped"].astype(bool)
+    for c in ("swapped", "invalid"):
+        if c in frame.columns:
+            frame[c] = frame[c].astype(bool)
     for c in ("score_a", "score_b"):
         if c in frame.columns:
             frame[c] = frame[c].astype(float)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -10,23 +9,24 @@ import pandas as pd
 
 from ... import columns
 from ...errors import DataError
+from ..raters import looks_like_judge
+from ..schema import decimal_comma
 from .common import PresetResult, describe_paths, find_column, finish, id_text, is_missing, plural, read_table, \
     short_list, tabular_files, were
-
-# Worker names that look like models: judged by name, so the analyst is told and can override.
-_MODEL_NAME = re.compile(
-    r"gpt|llm|claude|gemini|llama|mistral|mixtral|qwen|judge|model|deepseek|vicuna|alpaca|falcon|"
-    r"chatglm|baichuan|internlm|prometheus|pandalm|openai|anthropic|sonnet|haiku|opus|grok|"
-    r"gemma[-_ ]?\d|phi-?\d|yi-\d|command-r|"
-    r"(?<![a-z])(?:bot|palm|bard|t5|flan|o1|o3|o4|ai)(?![a-z])|chatbot|robot",
-    re.IGNORECASE,
-)
 
 _FIX = "crowd-kit's format needs the columns task, worker and label (one row per judgment)"
 
 
-def _looks_like_model(name: str) -> bool:
-    return bool(_MODEL_NAME.search(name))
+def _numbers(label: pd.Series) -> pd.Series:
+    """The labels as numbers (NaN where not one), decimal commas read by validation's one rule."""
+    labels = label.map(lambda v: v.strip() if isinstance(v, str) else v)
+    try:
+        comma = decimal_comma(v for v in labels if isinstance(v, str))
+    except ValueError:  # '1,000': ambiguous, and refused by validation with its own message
+        comma = False
+    if comma:
+        labels = labels.map(lambda v: v.replace(",", ".") if isinstance(v, str) else v)
+    return pd.to_numeric(labels, errors="coerce")
 
 
 def read_crowdkit(paths: Any, *, judges: Sequence[str] | None = None, criterion: str = "overall") -> PresetResult:
@@ -43,8 +43,9 @@ def read_crowdkit(paths: Any, *, judges: Sequence[str] | None = None, criterion:
     * ``criterion``: the file's ``criterion`` column if it has one, else the option
       ``criterion`` (default ``'overall'``).
     * ``rater_kind``: ``'judge'`` for the workers listed in ``judges``, ``'human'`` for the
-      rest. Without ``judges``, workers whose names look like models (gpt, llm, claude,
-      gemini, llama, mistral, judge, model, bot, ...) are judges; ``notes`` lists the guess.
+      rest. Without ``judges``, workers whose names look like models
+      (:func:`evalcore.data.raters.looks_like_judge`: gpt, claude, llama, qwen, prometheus,
+      judge, ...) are judges; ``notes`` lists the guess.
     * every other column is kept as a segment column. Rows without a label are left out
       (counted in ``notes``).
 
@@ -103,7 +104,7 @@ def read_crowdkit(paths: Any, *, judges: Sequence[str] | None = None, criterion:
 
     data["item_id"] = id_text(data["task"])
     data["rater"] = id_text(data["worker"])
-    numeric = pd.to_numeric(data["label"].map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
+    numeric = _numbers(data["label"])
     if numeric.notna().all():
         data["score"] = numeric.astype(float)
     else:
@@ -127,7 +128,7 @@ def read_crowdkit(paths: Any, *, judges: Sequence[str] | None = None, criterion:
         notes.append(f"Judges (as given): {short_list(sorted(judge_set))}; the other "
                      f"{plural(len(workers) - len(judge_set), 'worker')} are human.")
     else:
-        judge_set = {w for w in workers if _looks_like_model(w)}
+        judge_set = {w for w in workers if looks_like_judge(w)}
         humans = [w for w in workers if w not in judge_set]
         notes.append(
             f"Classified by name as judges (names look like models): {short_list(sorted(judge_set)) or 'none'}; "

@@ -13,7 +13,8 @@ import pandas as pd
 
 from ... import columns
 from ...errors import DataError
-from .common import PresetResult, describe_paths, expand, finish, label_int, load_json, plural, short_list, were
+from .common import PresetResult, describe_paths, expand, finish, invalid_note, label_int, load_json, plural, short_list, \
+    were
 
 _FIX = (
     "choose an LLMBar evaluator result.json (<subset>/evaluators/<judge>/<strategy>/result.json "
@@ -146,12 +147,10 @@ def _add_judge(acc: _Collected, last: dict[str, Any], verdicts: dict[str, Any], 
     else:
         sa = sb = math.nan
     for swap, swapped in (("swap = False", False), ("swap = True", True)):
-        w = str(verdicts[swap]).strip()
-        if w not in ("1", "2"):
-            acc.bad_winners[judge] += 1
-            continue
+        w = {"1": "a", "2": "b"}.get(str(verdicts[swap]).strip())
+        acc.bad_winners[judge] += w is None
         acc.rows.append({"item_id": item_id, "subset": sub, "rater": judge, "rater_kind": columns.JUDGE,
-                         "winner": "a" if w == "1" else "b", "swapped": swapped,
+                         "winner": w, "swapped": swapped, "invalid": w is None,
                          "score_a": math.nan if swapped else sa, "score_b": math.nan if swapped else sb})
 
 
@@ -184,12 +183,17 @@ def _read_file(acc: _Collected, path: Path, *, rater: str | None, subset: str | 
 def _frame_and_notes(acc: _Collected, notes: list[str]) -> pd.DataFrame:
     """The table (score and subset columns only when some file has them); the notes appended to ``notes``."""
     frame = pd.DataFrame(acc.rows)
+    if frame["invalid"].eq(True).any():
+        frame["invalid"] = frame["invalid"].eq(True)
+    else:
+        frame = frame.drop(columns=["invalid"])
     if not acc.has_scores:
         frame = frame.drop(columns=["score_a", "score_b"])
     if not acc.any_subset:
         frame = frame.drop(columns=["subset"])
     for judge, n in sorted(acc.bad_winners.items()):
-        notes.append(f"{plural(n, 'unparseable verdict')} of {judge} (neither '1' nor '2') {were(n)} left out.")
+        if n:
+            notes.append(invalid_note(n, f"{judge} (neither '1' nor '2')"))
     for judge, n in sorted(acc.bad_scores.items()):
         if n:
             notes.append(f"{plural(n, 'unparseable pointwise score')} of {judge} {were(n)} set to NaN.")
@@ -216,7 +220,9 @@ def read_llmbar(paths: Any, *, rater: str | None = None, subset: str | None = No
       (subset, item), however many judges' files of that subset are read.
     * two judge rows, ``swapped=False`` and ``swapped=True``: ``winner`` from
       ``results[-1]["swap = False" / "swap = True"]["winner"]`` (``"1"`` -> ``'a'``,
-      ``"2"`` -> ``'b'``); any other verdict is left out and counted in ``notes``.
+      ``"2"`` -> ``'b'``); any other verdict is kept as a row with ``invalid=True`` and an
+      empty ``winner`` (a missing verdict for win rates), counted in ``notes``; the
+      ``invalid`` column is present only when some verdict is unparseable.
       ``rater='<judge>/<strategy>'`` from the path.
     * ``item_id='<subset>/<i>'`` (e.g. ``'Natural/0'``, ``'Adversarial/GPTInst/3'``), stable
       across judges; ``subset`` column from the path. ``system_a``/``system_b`` are absent:

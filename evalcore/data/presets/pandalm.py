@@ -10,7 +10,8 @@ import pandas as pd
 
 from ... import columns
 from ...errors import DataError
-from .common import PresetResult, describe_paths, expand, finish, is_missing, label_int, load_json, plural, were
+from .common import PresetResult, describe_paths, expand, finish, invalid_note, is_missing, label_int, load_json, \
+    plural, were
 
 _FIX = (
     "choose PandaLM's testset-v1.json (required), optionally with gpt-3.5-turbo-testset-v1.json and "
@@ -118,13 +119,11 @@ def _judge_rows(jpath: Path, jdata: list[dict[str, Any]], rater: str, field: str
             unknown += 1
             continue
         w = parse(x.get(field))
-        if w is None:
-            bad += 1
-            continue
-        rows.append({**base_of[idx], "rater": rater, "rater_kind": columns.JUDGE, "winner": w})
+        bad += w is None
+        rows.append({**base_of[idx], "rater": rater, "rater_kind": columns.JUDGE, "winner": w,
+                     "invalid": w is None})
     if bad:
-        notes.append(f"{plural(bad, 'unparseable verdict')} of {rater} {were(bad)} left out "
-                     "(the PandaLM authors count them as wrong).")
+        notes.append(invalid_note(bad, rater, counted_wrong_by="the PandaLM authors"))
     if unknown:
         notes.append(f"{plural(unknown, 'verdict')} of {rater} with an idx that is not in the test set {were(unknown)} ignored.")
     if len(seen_j & seen_ids) < len(seen_ids):
@@ -148,7 +147,10 @@ def read_pandalm(paths: Any) -> PresetResult:
       ``0`` -> ``'tie'``, ``1`` -> ``'a'``, ``2`` -> ``'b'`` (int or text). An empty
       label is left out and counted in ``notes``.
     * judge ``'gpt-3.5-turbo'``: ``gpt_result`` ``"1"``/``"2"``/``"Tie"``; any other text
-      is unparseable and left out (counted in ``notes``; the authors count it as wrong).
+      (25 ``"garbage"`` outputs in the published file) is unparseable: kept as a row with
+      ``invalid=True`` and an empty ``winner``, counted in ``notes``. Win rates treat it as a
+      missing verdict; judge accuracy leaves it out or, as the authors do, counts it as wrong.
+      The ``invalid`` column is present only when some output is unparseable.
     * judge ``'pandalm-7b'``: ``pandalm_result`` ``0``/``1``/``2`` as for humans.
 
     Parameters
@@ -181,6 +183,11 @@ def read_pandalm(paths: Any) -> PresetResult:
 
     order = {i: n for n, i in enumerate(ids)}
     frame = pd.DataFrame(rows)
+    if "invalid" in frame.columns:
+        if frame["invalid"].eq(True).any():
+            frame["invalid"] = frame["invalid"].eq(True)
+        else:
+            frame = frame.drop(columns="invalid")
     frame["_o"] = frame["item_id"].map(order)
     frame = frame.sort_values("_o", kind="stable").drop(columns="_o")
     source = (f"PandaLM test set: {plural(len(ids), 'item')}, {plural(len(annot_keys), 'annotator')}"

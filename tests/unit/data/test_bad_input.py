@@ -253,7 +253,12 @@ def _stored() -> list:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_app_shows_the_message(case, monkeypatch):
-    expected = str(_library_error(case, monkeypatch))  # env (size limit) stays set for the app
+    # The app shows the library's message with its fix naming app controls, not CLI options (issue 12).
+    from evalcore.ui.messages import app_message
+
+    library = _library_error(case, monkeypatch)  # env (size limit) stays set for the app
+    expected = app_message(library)
+    assert "--" not in expected.split("Fix:")[-1], expected
     at = _upload(case.file)
     errors = [e.value for e in at.error]
     warnings = [w.value for w in at.warning]

@@ -26,6 +26,7 @@ from evalcore.data.presets import (
     detect_preset,
     read_preset,
 )
+from evalcore.data import schema
 from evalcore.errors import DataError
 from tests.helpers import DATASETS, SMALL
 
@@ -54,9 +55,12 @@ def _check_canonical(result: PresetResult) -> None:
     assert frame["item_id"].map(type).eq(str).all()
     assert frame["rater"].map(type).eq(str).all()
     if result.table == columns.COMPARISONS:
-        assert set(frame["winner"]) <= set(columns.WINNERS)
-        if "swapped" in frame.columns:
-            assert frame["swapped"].dtype == bool
+        invalid = frame["invalid"] if "invalid" in frame.columns else pd.Series(False, index=frame.index)
+        assert set(frame.loc[~invalid, "winner"]) <= set(columns.WINNERS)
+        assert frame.loc[invalid, "winner"].isna().all()  # an unparsed output has no winner
+        for c in ("swapped", "invalid"):
+            if c in frame.columns:
+                assert frame[c].dtype == bool
     assert isinstance(result.notes, tuple) and all(isinstance(n, str) for n in result.notes)
     assert isinstance(result.source, str) and result.source
 
@@ -215,7 +219,7 @@ def test_llmbar_flat_file_without_folder_structure(tmp_path):
         "correct_False": (92, 100), "correct_True": (95, 100), "correct_both": (92, 100), "equal": (97, 100)}
 
 
-def test_llmbar_unparseable_winner_is_left_out_with_a_note(tmp_path):
+def test_llmbar_unparseable_winner_is_kept_as_invalid_with_a_note(tmp_path):
     src = _dataset("llmbar") / "Natural" / "evaluators" / "ChatGPT" / "Vanilla_NoRules" / "result.json"
     data = json.loads(src.read_text())
     data[0]["results"][-1]["swap = True"]["winner"] = "I cannot decide"
@@ -224,8 +228,14 @@ def test_llmbar_unparseable_winner_is_left_out_with_a_note(tmp_path):
     path.write_text(json.dumps(data))
     result = read_preset("llmbar", [path], rater="ChatGPT/Vanilla_NoRules")
     judge = result.frame[result.frame["rater"] == "ChatGPT/Vanilla_NoRules"]
-    assert len(judge) == 198
-    assert any("2 unparseable verdicts of ChatGPT/Vanilla_NoRules" in n for n in result.notes)
+    assert len(judge) == 200 and int(judge["invalid"].sum()) == 2
+    bad = judge[judge["invalid"]]
+    assert bad["winner"].isna().all() and list(zip(bad["item_id"], bad["swapped"])) == [("0", True), ("1", False)]
+    assert judge.loc[~judge["invalid"], "winner"].notna().all()
+    assert any("2 unparseable verdicts of ChatGPT/Vanilla_NoRules (neither '1' nor '2') were kept as rows marked "
+               "invalid" in n for n in result.notes)
+    checked = schema.validate(result.frame, table="comparisons", file="result.json").frame
+    assert checked["invalid"].dtype == bool and int(checked["invalid"].sum()) == 2
 
 
 def test_llmbar_errors_name_the_file(tmp_path):
@@ -312,10 +322,14 @@ def test_pandalm_judge_accuracy_against_human_majority(pandalm_all):
     assert acc == {"gpt-3.5-turbo": 697, "pandalm-7b": 667}
     assert acc["gpt-3.5-turbo"] / 999 == pytest.approx(0.6977, abs=5e-5)  # published: about 70%
     assert acc["pandalm-7b"] / 999 == pytest.approx(0.6677, abs=5e-5)  # published: about 67%
-    assert (judges["rater"] == "gpt-3.5-turbo").sum() == 999 - 25
+    assert (judges["rater"] == "gpt-3.5-turbo").sum() == 999  # the 25 unparseable outputs are kept, marked invalid
     assert (judges["rater"] == "pandalm-7b").sum() == 999
-    assert judges[judges["rater"] == "gpt-3.5-turbo"]["winner"].value_counts().to_dict() == {"b": 476, "a": 460, "tie": 38}
-    assert any("25 unparseable verdicts of gpt-3.5-turbo were left out" in n for n in pandalm_all.notes)
+    gpt = judges[judges["rater"] == "gpt-3.5-turbo"]
+    assert gpt["winner"].value_counts().to_dict() == {"b": 476, "a": 460, "tie": 38}
+    assert int(gpt["invalid"].sum()) == 25 and gpt.loc[gpt["invalid"], "winner"].isna().all()
+    assert not frame.loc[frame["rater"] != "gpt-3.5-turbo", "invalid"].any()
+    assert any("25 unparseable verdicts of gpt-3.5-turbo were kept as rows marked invalid" in n
+               for n in pandalm_all.notes)
 
 
 def test_pandalm_accepts_files_flat_and_testset_alone(tmp_path, pandalm_all):
@@ -492,14 +506,25 @@ def test_crowdkit_missing_column_is_a_data_error(tmp_path):
         read_preset("crowdkit", [Path(__file__)])
 
 
-def test_model_name_heuristic():
-    from evalcore.data.presets.crowdkit import _looks_like_model
+def test_model_name_heuristic_is_the_one_rule_of_raters():
+    from evalcore.data.raters import looks_like_judge
 
     for name in ("gpt-4o", "Claude-3-opus", "gemini-1.5", "Llama-3-70B", "mistral-large", "judge_7",
-                 "reward-model", "chatbot", "qwen2-72b", "o1-mini", "my_bot"):
-        assert _looks_like_model(name), name
+                 "reward-model", "chatbot", "qwen2-72b", "o1-mini", "my_bot", "prometheus-7b"):
+        assert looks_like_judge(name), name
     for name in ("alice", "worker_17", "A3KX9PQ2", "Abbott", "Palmer", "annotator1", "Gemma"):
-        assert not _looks_like_model(name), name
+        assert not looks_like_judge(name), name
+
+
+def test_crowdkit_classifies_open_judges_by_name_and_reads_decimal_commas(tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text('task;worker;label\nt1;alice;"4,0"\nt1;selene;"3,5"\nt1;Phil;"4,0"\nt2;alice;"2,0"\n'
+                    't2;qwen2.5-72b;"2,5"\nt2;Phil;"1,0"\n')
+    result = read_preset("crowdkit", [path])
+    kinds = dict(zip(result.frame["rater"], result.frame["rater_kind"]))
+    assert kinds == {"alice": "human", "selene": "judge", "Phil": "human", "qwen2.5-72b": "judge"}
+    assert list(result.frame["score"]) == [4.0, 3.5, 4.0, 2.0, 2.5, 1.0]
+    assert not any("text categories" in n for n in result.notes)
 
 
 # --------------------------------------------------------------------------------------

@@ -5,14 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from evalcore.pairwise import bwrs, dawid_skene, pairs, result, winrate
+from evalcore.pairwise import accuracy, bwrs, dawid_skene, pairs, result, winrate
 from tests.helpers import ROOT
 
 
 def test_winrate_re_exports_the_pieces_it_is_the_public_face_of():
     for name in winrate.__all__:
         assert hasattr(winrate, name), name
-    for module in (pairs, result, bwrs, dawid_skene):
+    for module in (pairs, result, accuracy, bwrs, dawid_skene):
         for name in module.__all__:
             assert getattr(winrate, name) is getattr(module, name), f"{module.__name__}.{name}"
 

@@ -825,17 +825,25 @@ def test_ds_on_the_sample_covers_the_ground_truth(sample):
 # --------------------------------------------------------------------------- 7. PandaLM end to end
 
 
+def strict_majority_label(labels: list) -> object:
+    """The label given by more than half of the annotators, or None (plain Python, the reference)."""
+    for lab in set(labels):
+        if 2 * labels.count(lab) > len(labels):
+            return lab
+    return None
+
+
 def pandalm_truth() -> pd.DataFrame:
-    """Per cmp_key, from the raw JSON: the humans' win rate of response1 and the judges' pooled k."""
+    """Per cmp_key, from the raw JSON: the humans' win rate of response1 (their strict majority: a label
+    given by at least 2 of the 3 annotators; 0 = tie, 1 = response1, 2 = response2) and the judges' pooled k."""
     test = json.loads((PANDALM / "testset-v1.json").read_text())
     gpt = {x["idx"]: x["gpt_result"] for x in json.loads((PANDALM / "gpt-3.5-turbo-testset-v1.json").read_text())}
     plm = {x["idx"]: x["pandalm_result"] for x in json.loads((PANDALM / "pandalm-7b-testset-v1.json").read_text())}
     rows = []
     for x in test:
-        votes = [x[f"annotator{i}"] for i in (1, 2, 3)]
-        diff = votes.count(1) - votes.count(2)  # 0 = tie, 1 = response1, 2 = response2
+        major = strict_majority_label([x[f"annotator{i}"] for i in (1, 2, 3)])
         judged = [str(gpt[x["idx"]]), str(plm[x["idx"]])]
-        rows.append({"cmp_key": x["cmp_key"], "human_a": diff > 0, "human_b": diff < 0,
+        rows.append({"cmp_key": x["cmp_key"], "human_a": major == 1, "human_b": major == 2,
                      "judge_a": judged.count("1"), "judge_b": judged.count("2")})
     t = pd.DataFrame(rows).groupby("cmp_key").agg(
         n=("human_a", "size"), ha=("human_a", "sum"), hb=("human_b", "sum"), ja=("judge_a", "sum"),

@@ -318,7 +318,7 @@ def test_n_counts_the_distinct_items_behind_each_estimate(by):
     got_j = j.groupby([*by, "judge"])["n"].first()
     assert got_j.tolist() == judges.sort_index().tolist()
     assert list(res.columns) == [*by, "judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_units",
-                                 "n_ratings", "flagged", "note"]
+                                 "n_ratings", "test", "p_value", "q_value", "flagged", "opposite", "note"]
     if "criterion" not in by:  # several units (criteria) per item
         assert (res["n_units"] >= res["n"]).all() and (res["n_units"] > res["n"]).any()
 

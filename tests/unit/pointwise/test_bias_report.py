@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -77,3 +78,44 @@ def test_recommendations_follow_the_flags():
     assert {r.section for r in RULES} <= set(SECTIONS)
 
 
+
+
+def test_one_bh_family_across_the_whole_report(sample_report):
+    """p in the direction of harm for every tested row; q = Benjamini-Hochberg over all of them at once (every
+    section, judge and criterion); flagged = q <= 0.05 on the side of harm; opposite never flagged."""
+    from statsmodels.stats.multitest import multipletests
+
+    from evalcore.pointwise.sections import TESTS
+
+    res = sample_report.results
+    judges = res["judge"].notna()
+    expected = res["measure"].map(TESTS).where(judges)
+    assert (res["test"].fillna("-") == expected.fillna("-")).all()  # the registry, on judge rows only
+    tested = res["p_value"].notna()
+    assert tested.sum() > 40 and (res.loc[tested, "test"].notna()).all() and res.loc[~tested, "q_value"].isna().all()
+    assert res.loc[tested, "section"].nunique() == 4
+    q = multipletests(res.loc[tested, "p_value"], method="fdr_bh")[1]
+    assert abs(res.loc[tested, "q_value"].to_numpy() - q).max() < 1e-12
+    harm = np.select([res["test"] == "greater", res["test"] == "less"], [res["estimate"] > 0, res["estimate"] < 0],
+                     res["estimate"] != 0)
+    assert (res["flagged"] == (tested & (res["q_value"] <= 0.05) & harm)).all()
+    assert not (res["flagged"] & res["opposite"]).any() and not res.loc[~tested, "opposite"].any()
+    # The per-criterion judge is more self-consistent than the humans on three criteria: opposite, not a bias.
+    alpha = res[(res["measure"] == "alpha_difference") & res["opposite"]]
+    assert set(alpha["judge"]) == {"gpt-4/per-criterion"} and (alpha["estimate"] > 0).all()
+    assert res[(res["measure"] == "alpha_difference") & res["flagged"]]["estimate"].lt(0).all()
+
+
+def test_alpha_sets_the_false_discovery_rate():
+    ratings = pd.read_csv(SAMPLE)
+    strict = bias_report(ratings, n_boot=100, seed=0, alpha=1e-6, sections=["familiarity"]).results
+    loose = bias_report(ratings, n_boot=100, seed=0, alpha=0.2, sections=["familiarity"]).results
+    assert strict["flagged"].sum() < loose["flagged"].sum()
+    assert (strict["p_value"].fillna(-1) == loose["p_value"].fillna(-1)).all()
+    with pytest.raises(DataError, match="false discovery rate"):
+        bias_report(ratings, n_boot=10, alpha=0)
+
+
+def test_recommendation_evidence_gives_the_q_value(sample_report):
+    rec = sample_report.recommendations.set_index("rule")
+    assert rec["evidence"].str.contains(r"flagged result\(s\); largest: .* = -?\d\.\d{3} \[.*\], q (?:=|<) ").all()

@@ -138,7 +138,9 @@ def test_injected_sampling_noise_recovered():
                                   ("alpha_difference", "J", a_j - a_h)):
         r = _row(res, measure, judge)
         assert r["ci_low"] <= truth <= r["ci_high"], (measure, r["estimate"], truth)
-    assert _row(res, "alpha_difference", "J")["flagged"]
+    # A judge more self-consistent than the humans: significant, but in the direction that is not a bias.
+    d = _row(res, "alpha_difference", "J")
+    assert d["opposite"] and not d["flagged"] and d["test"] == "less" and d["p_value"] > 0.999
     # A noisier judge: less self-consistent than the humans, flagged with a negative difference.
     noisy = self_consistency(_sim(5, 600, tau=1.2, sd_h=0.6), n_boot=1000, seed=0)
     d = _row(noisy, "alpha_difference", "J")

@@ -262,31 +262,64 @@ def test_round_number_heaping_recovered_and_flagged():
     res = round_number_bias(data, n_boot=1000, seed=1, scale={"q": (1, 100)})
     assert list(res.columns) == LAYOUT
     for m, truth in (("round_excess_5", t5), ("round_excess_10", t10)):
-        r = _row(res, m, "J")
-        assert r["flagged"] and r["ci_low"] <= truth <= r["ci_high"], (m, r["estimate"], truth)
-        h = _row(res, m, None)  # humans: no heaping, and reference rows are never flagged
+        r = _row(res, m, "J")  # the judge's own excess: recovered, descriptive (not a test)
+        assert r["ci_low"] <= truth <= r["ci_high"] and r["test"] is None and not r["flagged"], (m, r["estimate"])
+        h = _row(res, m, None)  # humans: no heaping, and reference rows are never tested
         assert not h["flagged"] and h["ci_low"] <= 0 <= h["ci_high"]
-        d = _row(res, m + "_difference", "J")
-        assert d["flagged"] and d["ci_low"] <= truth <= d["ci_high"]
-    # round_share is the observed mass on the round numbers.
+        d = _row(res, m + "_difference", "J")  # the test: the judge against the humans, one-sided
+        assert d["test"] == "greater" and d["flagged"] and d["ci_low"] <= truth <= d["ci_high"]
+    # round_share is the observed mass on the round numbers, among the inner scores (1 and 100 left out).
     js = data.loc[data["rater"] == "J", "score"]
     inside = js[(js > 1) & (js < 100)]
-    assert abs(_row(res, "round_share_10", "J")["estimate"] - (inside % 10 == 0).sum() / len(js)) < TOL
+    assert abs(_row(res, "round_share_10", "J")["estimate"] - (inside % 10 == 0).sum() / len(inside)) < TOL
 
 
-def test_round_excess_is_the_smoothed_reference_contrast():
-    """The estimate equals sum over interior multiples of p_v - mean(p_{v-2}, p_{v-1}, p_{v+1}, p_{v+2})."""
+def test_round_excess_is_the_local_reference_contrast():
+    """The estimate equals the sum over inner multiples of p_v - (-p_{v-2} + 4 p_{v-1} + 4 p_{v+1} - p_{v+2}) / 6,
+    p the shares among the inner scores."""
     data = _round_sim(3, 200, 0.05, 0.05)
+    data.loc[data.index[:40], "score"] = 100.0  # a pile-up at the top changes nothing: it is left out
     res = round_number_bias(data, n_boot=0, scale={"q": (1, 100)})
     js = data.loc[data["rater"] == "J", "score"].astype(int)
-    p = np.bincount(js - 1, minlength=100) / len(js)  # p[v-1] = share of score v
+    inner = js[(js > 1) & (js < 100)]
+    p = np.bincount(inner - 1, minlength=100) / len(inner)  # p[v-1] = share of score v among the inner scores
     for m in (5, 10):
-        exc = sum(p[v - 1] - np.mean([p[v - 3], p[v - 2], p[v], p[v + 1]]) for v in range(m, 100, m))
+        exc = sum(p[v - 1] - (-p[v - 3] + 4 * p[v - 2] + 4 * p[v] - p[v + 1]) / 6 for v in range(m, 100, m))
         assert abs(_row(res, f"round_excess_{m}", "J")["estimate"] - exc) < TOL
         assert abs(round_excess(np.bincount(js - 1, minlength=100), lowest=1, base=m) - exc) < TOL
     # A smooth distribution, however skewed, has (almost) no excess.
     for mu, sd in ((75, 12), (90, 6), (30, 25)):
         assert abs(round_excess(_smooth_pmf(mu, sd), lowest=1, base=5)) < 2e-3
+
+
+def _ten_point(seed: int, n_items: int, mu: float, sd: float, rater: str, kind: str, n: int) -> pd.DataFrame:
+    """``n`` ratings per item on a 1-10 scale: a normal latent rounded and clipped (a pile-up at 10 when mu is high)."""
+    rng = np.random.default_rng(seed)
+    x = np.clip(np.round(rng.normal(mu, sd, size=(n_items, n))), 1, 10)
+    i, k = np.nonzero(np.ones_like(x, dtype=bool))
+    return pd.DataFrame({"item_id": [f"i{v}" for v in i], "rater": [f"{rater}{v}" if kind == "human" else rater
+                                                                   for v in k],
+                         "rater_kind": kind, "criterion": "q", "score": x[i, k], "sample": k if kind == "judge" else 0})
+
+
+@pytest.mark.parametrize("judge_mu, judge_sd", [(7.5, 2.4), (8.5, 1.5), (6.0, 1.5)])
+def test_a_ceiling_on_a_ten_point_scale_is_not_a_round_number_bias(judge_mu, judge_sd):
+    """Humans pile up on 10 (mean 7.5, sd 2.4: a fifth of their ratings); the judge as much, more, or narrower:
+    no round-number preference anywhere, so no flag (issue 12: 10 is the top of the scale, 5 its one inner
+    multiple of 5, whose local reference follows the shape of the distribution)."""
+    data = pd.concat([_ten_point(1, 400, 7.5, 2.4, "h", "human", 3),
+                      _ten_point(2, 400, judge_mu, judge_sd, "J", "judge", 3)], ignore_index=True)
+    assert (data["score"] == 10).mean() > 0.1
+    res = round_number_bias(data, n_boot=1000, seed=0)
+    d = _row(res, "round_excess_5_difference", "J")
+    assert not d["flagged"] and d["p_value"] > 0.05, (d["estimate"], d["p_value"])
+    assert d["ci_low"] <= 0 <= d["ci_high"]
+    # With 5 heaped on (a quarter of the judge's 4s and 6s moved to 5), it is found.
+    heaped = data.copy()
+    move = (heaped["rater"] == "J") & heaped["score"].isin([4.0, 6.0]) & (np.arange(len(heaped)) % 4 == 0)
+    heaped.loc[move, "score"] = 5.0
+    d = _row(round_number_bias(heaped, n_boot=1000, seed=0), "round_excess_5_difference", "J")
+    assert d["flagged"] and d["estimate"] > 0
 
 
 def test_no_round_number_false_alarms():

@@ -8,6 +8,7 @@ traces or facets, and hover text that carries the interval and n.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -144,6 +145,11 @@ def test_effect_figure_one_trace_per_source_with_intervals(report):
     fig = plots.effect_figure(res, measure="mean_shift", y="criterion", title="Judge mean minus human mean")
     rows = res[(res["measure"] == "mean_shift") & res["estimate"].notna()]
     assert all(isinstance(t, go.Scatter) for t in fig.data)
+    # One trace per source, and a legend entry (no point of its own) for the flagged results.
+    assert [t.name for t in fig.data[-1:]] == [plots.FLAGGED_LABEL] and list(fig.data[-1].x) == [None]
+    legend_only = [t for t in fig.data if list(t.x) == [None]]
+    fig.data = tuple(t for t in fig.data if list(t.x) != [None])
+    assert len(legend_only) == 1
     assert {t.name for t in fig.data} == set(rows["judge"].fillna("humans"))
     assert fig.layout.title.text == "Judge mean minus human mean"
     assert fig.layout.xaxis.title.text == "mean_shift" and fig.layout.yaxis.title.text == "criterion"
@@ -156,8 +162,34 @@ def test_effect_figure_one_trace_per_source_with_intervals(report):
     # Flagged results are outlined diamonds (the sample's judges are skewed to the top).
     symbols = np.concatenate([np.asarray(t.marker.symbol) for t in fig.data])
     assert (symbols == "diamond").sum() == int(rows["flagged"].sum()) > 0
+    assert all("flagged: a bias, q = " in h for t in fig.data for h, s in zip(t.customdata[:, 3], t.marker.symbol)
+               if s == "diamond")
     assert any(s.type == "line" and s.x0 == 0 for s in fig.layout.shapes)  # the zero line
     assert plots.effect_figure(res, measure="no_such", y="criterion").layout.title.text == "No no_such to show"
+
+
+def test_effect_figure_draws_the_other_direction_apart_from_flags():
+    """Flagged: filled diamonds; significant in the direction that is not a bias: hollow grey circles, with a
+    legend entry; not significant: plain dots. Tables without the test columns still draw."""
+    rows = pd.DataFrame({"judge": ["J", "J", "J", None], "criterion": ["a", "b", "c", "a"],
+                         "measure": "alpha_difference", "estimate": [-0.3, 0.2, 0.01, 0.4],
+                         "ci_low": [-0.4, 0.1, -0.1, 0.3], "ci_high": [-0.2, 0.3, 0.1, 0.5], "n": 50,
+                         "q_value": [0.001, 0.002, 0.6, np.nan], "flagged": [True, False, False, False],
+                         "opposite": [False, True, False, False]})
+    fig = plots.effect_figure(rows, measure="alpha_difference", y="criterion")
+    j = next(t for t in fig.data if t.name == "J")
+    assert list(j.marker.symbol) == ["diamond", "circle-open", "circle"]
+    assert list(j.marker.color)[1] == plots.OPPOSITE_COLOR and list(j.marker.color)[0] != plots.OPPOSITE_COLOR
+    assert list(j.customdata[:, 3]) == ["<br>flagged: a bias, q = 0.001",
+                                        "<br>significant in the other direction: not a bias, q = 0.002",
+                                        "<br>not significant, q = 0.6"]
+    names = [t.name for t in fig.data]
+    assert names[-2:] == [plots.FLAGGED_LABEL, plots.OPPOSITE_LABEL] == \
+        ["flagged: a bias (q <= 0.05)", "significant, not a bias (other direction)"]
+    humans = next(t for t in fig.data if t.name == "humans")
+    assert list(humans.marker.symbol) == ["circle"] and list(humans.customdata[:, 3]) == [""]
+    old = plots.effect_figure(rows.drop(columns=["q_value", "opposite"]), measure="alpha_difference", y="criterion")
+    assert [t.name for t in old.data] == ["J", "humans", plots.FLAGGED_LABEL]
 
 
 def test_perplexity_by_score_lines(ratings, judges):

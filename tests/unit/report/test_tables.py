@@ -141,7 +141,32 @@ def test_saved_datasets_and_unlocked():
     assert saved["tables"].tolist() == ["ratings: 1,200 rows, comparisons: 30 rows", "(not imported yet)"]
     assert saved["status"].tolist() == ["ready", "needs column mapping"]
     assert saved["updated (UTC)"].tolist() == ["2026-01-02 03:04"] * 2
-    av = pd.DataFrame({"table": ["ratings", "comparisons"], "available": [True, False], "title": ["A", "B"],
-                       "missing": ["", "x"], "other": [1, 2]})
-    assert tables.unlocked(av, "comparisons").to_dict("records") == [{"available": False, "title": "B",
-                                                                       "missing": "x"}]
+    av = pd.DataFrame({"analysis": ["familiarity", "win_rate"], "table": ["ratings", "comparisons"],
+                       "available": [True, False], "title": ["A", "B"], "missing": ["", "x"], "other": [1, 2]})
+    assert tables.unlocked(av, "comparisons").to_dict("records") == [
+        {"available": False, "title": "B", "where": "Win rates page · CLI: evalcore winrate", "missing": "x"}]
+    assert tables.unlocked(av, "ratings")["where"].tolist() == ["Bias page · CLI: evalcore bias"]
+    assert tables.unlocked_pages(av, "ratings") == ["Bias"] and tables.unlocked_pages(av, "comparisons") == []
+
+
+def test_every_unlocked_analysis_has_a_page():
+    """The landing page lists only analyses with a page (issue 12): each one says where it is shown."""
+    from evalcore.data import schema
+
+    ratings, comparisons = (v.frame for v in load_samples().values())
+    listed = set()
+    for kind, frame in (("ratings", ratings), ("comparisons", comparisons)):
+        av = schema.analyses(frame, table=kind)
+        listed |= set(av["analysis"])
+        assert tables.unlocked(av, kind)["where"].str.contains(" page").all()
+    assert listed == set(tables.ANALYSIS_PAGES)
+    assert tables.unlocked_pages(schema.analyses(ratings, table="ratings"), "ratings") == ["Agreement", "Bias"]
+    assert tables.unlocked_pages(schema.analyses(comparisons, table="comparisons"), "comparisons") == ["Win rates"]
+
+
+def test_first_judges_and_raters_with_role():
+    assert tables.first_judges(["a", "b"]) == ["a", "b"]
+    assert tables.first_judges(list("abcdefg")) == list("abcd")
+    roles = pd.DataFrame({"rater": ["ann", "gpt-4", "bob"], "rows": [2, 2, 1], "role": ["human", "judge", "human"]})
+    assert tables.raters_with_role(roles, "judge") == ["gpt-4"]
+    assert tables.raters_with_role(roles, "human") == ["ann", "bob"]
