@@ -49,7 +49,7 @@ HUMANS_LABEL = "humans"
 
 #: Canonical columns that are not segments: ids, scores and fields of one judgment.
 NOT_SEGMENTS = frozenset({"item_id", "rater", "rater_kind", "score", "sample", "position", "perplexity", "text",
-                          "invalid"})
+                          "invalid", "text_a", "text_b"})
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,8 @@ COMPARISONS_COLUMNS: tuple[Column, ...] = (
     Column("score_b", False, "number", "judge's score P of output B"),
     Column("superficial_a", False, "number", "superficial-quality score Q of output A (e.g. length)"),
     Column("superficial_b", False, "number", "superficial-quality score Q of output B"),
+    Column("text_a", False, "text", "the text of output A (its length can serve as superficial quality)"),
+    Column("text_b", False, "text", "the text of output B"),
     Column("subset", False, "text", "segment, e.g. Natural / Adversarial"),
     Column("language", False, "text", "segment: language of the item"),
     Column("task", False, "text", "segment: task of the item"),

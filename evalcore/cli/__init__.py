@@ -4,7 +4,8 @@ Every subcommand prints a readable report, or JSON with ``--json``. Any problem 
 the input prints one line on stderr (``evalcore: error: ...``) and exits with status 1;
 a traceback never reaches the user.
 
-One module per command (:mod:`.validate`, :mod:`.agreement`, :mod:`.bias`, :mod:`.winrate`),
+One module per command (:mod:`.validate`, :mod:`.agreement`, :mod:`.bias`, :mod:`.winrate`,
+:mod:`.superficial`),
 each with ``add_parser(sub)`` and ``run(args)``; the input options, loading and output helpers
 they share are in :mod:`.options`.
 """
@@ -16,7 +17,7 @@ import sys
 from typing import Sequence
 
 from ..errors import DataError, WorkspaceError
-from . import agreement, bias, validate, winrate
+from . import agreement, bias, superficial, validate, winrate
 
 __all__ = ["build_parser", "main"]
 
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``evalcore`` argument parser with its subcommands."""
     parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in (validate, agreement, bias, winrate):
+    for command in (validate, agreement, bias, winrate, superficial):
         command.add_parser(sub)
     return parser
 

@@ -69,6 +69,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "superficial_a": ("superficial_a", "superficial_1", "length_a", "len_a"),
     "superficial_b": ("superficial_b", "superficial_2", "length_b", "len_b"),
     "subset": ("subset", "split", "partition"),
+    "text_a": ("text_a", "output_a", "response_a", "output_1", "response1"),
+    "text_b": ("text_b", "output_b", "response_b", "output_2", "response2"),
 }
 
 _KIND_WORDS = {
@@ -663,6 +665,9 @@ def _check_comparisons(df: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[
     for col in ("system_a", "system_b"):
         if col in df.columns:
             df[col] = df[col].astype("string").str.strip()
+    for col in ("text_a", "text_b"):
+        if col in df.columns:
+            df[col] = df[col].astype("string")
     key = ["item_id", "rater", "swapped"] + [c for c in ("system_a", "system_b") if c in df.columns]
     fix_dup = "each rater gives one verdict per item and order; delete the duplicate row"
     return df, key, fix_dup

@@ -1,2 +1,3 @@
-"""Pairwise analyses (two outputs per item): the per-pair data, calibrated win rates (BWRS,
-Bayesian Dawid-Skene); position bias and superficial-quality subtraction will live here too."""
+"""Pairwise analyses (two outputs per item): the per-pair data, judge accuracy, calibrated win rates (BWRS,
+Bayesian Dawid-Skene) and superficial-quality subtraction with its length-controlled alternative; position
+bias will live here too."""

@@ -133,11 +133,16 @@ def _add_gold(acc: _Collected, item: dict[str, Any], i: int, label: int, path: P
         acc.gold[gkey] = (text, label, path)
         acc.rows.append({"item_id": item_id, "subset": sub, "rater": "gold", "rater_kind": columns.HUMAN,
                          "winner": "a" if label == 1 else "b", "swapped": False,
-                         "score_a": math.nan, "score_b": math.nan})
+                         "score_a": math.nan, "score_b": math.nan, **_texts(item)})
+
+
+def _texts(item: dict[str, Any]) -> dict[str, Any]:
+    """The two outputs' texts (``output_1`` is a), None where the file has none."""
+    return {"text_a": item.get("output_1"), "text_b": item.get("output_2")}
 
 
 def _add_judge(acc: _Collected, last: dict[str, Any], verdicts: dict[str, Any], sub: str | None, judge: str,
-               item_id: str) -> None:
+               item_id: str, texts: dict[str, Any]) -> None:
     """The judge's two rows on an item (unparseable verdicts counted), scores on the unswapped one."""
     scored = "score_1" in last or "score_2" in last
     if scored:
@@ -151,7 +156,8 @@ def _add_judge(acc: _Collected, last: dict[str, Any], verdicts: dict[str, Any], 
         acc.bad_winners[judge] += w is None
         acc.rows.append({"item_id": item_id, "subset": sub, "rater": judge, "rater_kind": columns.JUDGE,
                          "winner": w, "swapped": swapped, "invalid": w is None,
-                         "score_a": math.nan if swapped else sa, "score_b": math.nan if swapped else sb})
+                         "score_a": math.nan if swapped else sa, "score_b": math.nan if swapped else sb,
+                         **texts})
 
 
 def _read_file(acc: _Collected, path: Path, *, rater: str | None, subset: str | None) -> None:
@@ -177,7 +183,7 @@ def _read_file(acc: _Collected, path: Path, *, rater: str | None, subset: str | 
         label, last, verdicts = _item_verdicts(item, i, path)
         item_id = f"{sub}/{i}" if sub else str(i)
         _add_gold(acc, item, i, label, path, sub, item_id)
-        _add_judge(acc, last, verdicts, sub, judge, item_id)
+        _add_judge(acc, last, verdicts, sub, judge, item_id, _texts(item))
 
 
 def _frame_and_notes(acc: _Collected, notes: list[str]) -> pd.DataFrame:
@@ -233,6 +239,8 @@ def read_llmbar(paths: Any, *, rater: str | None = None, subset: str | None = No
       ``notes``. They are put on the ``swapped=False`` row only (NaN on the swapped row):
       each output is rated on its own, so the scores do not depend on the presentation
       order and repeating them would count them twice.
+    * ``text_a``/``text_b``: the texts of ``output_1``/``output_2`` on every row of the item
+      (for superficial-quality corrections such as length, :mod:`evalcore.pairwise.superficial`).
 
     Parameters
     ----------

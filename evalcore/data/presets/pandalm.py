@@ -87,7 +87,7 @@ def _human_rows(test_path: Path, test: list[dict[str, Any]], rows: list[dict[str
             raise DataError(f"item idx={idx} has cmp_key {x['cmp_key']!r}, which is not 'modelA_modelB'",
                             file=str(test_path), fix="name the pair as '<model A>_<model B>' with one underscore")
         base = {"item_id": idx, "system_a": parts[0], "system_b": parts[1], "task": str(x["motivation_app"]),
-                "swapped": False}
+                "swapped": False, "text_a": x.get("response1"), "text_b": x.get("response2")}
         base_of[idx] = base
         for k in annot_keys:
             v = x.get(k)
@@ -142,7 +142,7 @@ def read_pandalm(paths: Any) -> PresetResult:
 
     * ``item_id=idx``; ``system_a``/``system_b`` from ``cmp_key`` split on ``"_"``
       (``'bloom-7b_llama-7b'`` -> ``'bloom-7b'``, ``'llama-7b'``; ``a`` is ``response1``);
-      ``task=motivation_app``; ``swapped=False``.
+      ``task=motivation_app``; ``swapped=False``; ``text_a``/``text_b`` from ``response1``/``response2``.
     * humans: ``rater='annotator1'..'annotator3'``, ``rater_kind='human'``; labels
       ``0`` -> ``'tie'``, ``1`` -> ``'a'``, ``2`` -> ``'b'`` (int or text). An empty
       label is left out and counted in ``notes``.
