@@ -15,7 +15,6 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`how_to_read`: what the measures mean.
 """
 
-from typing import NamedTuple
 
 import streamlit as st
 
@@ -25,26 +24,16 @@ from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractio
 from evalcore.report import plots, tables
 
 
-FLAG_RULE = ("A result is flagged when its test in the direction that means harm is significant after controlling "
-             "the false discovery rate at 5% across every test in this report (Benjamini-Hochberg q ≤ 0.05); an "
-             "effect in the other direction is shown, not flagged.")
-
-
-class Options(NamedTuple):
-    by: list
-    judges: list
-    n_boot: int
-    seed: int
 
 
 def header() -> None:
     ui.page("Agreement", icon=":material/handshake:")
     st.title("Agreement: can the judge be trusted, and where?")
     st.caption("How often annotators agree with each other, and how often each judge agrees with them, per group, "
-               "with 95% bootstrap intervals over items. " + FLAG_RULE)
+               "with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
 
 
-def controls(ratings, units) -> Options:
+def controls(ratings, units) -> ui.AuditOptions:
     """Grouping, judges, resamples and seed (the options re-derived from the dataset on every run)."""
     segs = segment_columns(ratings)
     judges_all = list(units.judges)
@@ -59,10 +48,10 @@ def controls(ratings, units) -> Options:
     if judges_all and not judges:
         st.info("Pick at least one judge under **Judges** to compare judges with the humans; the humans' agreement "
                 "among themselves is shown below.", icon=":material/info:")
-    return Options(by, judges, int(n_boot), int(seed))
+    return ui.AuditOptions(by, judges, int(n_boot), int(seed))
 
 
-def agreement_section(table, units, opts: Options) -> str | None:
+def agreement_section(table, units, opts: ui.AuditOptions) -> str | None:
     """Whose agreement, which measure, and the heatmap or dot plot; returns the judge shown (None: humans)."""
     st.subheader("Where does the judge agree with humans?")
     s1, s2 = st.columns(2)
@@ -85,7 +74,7 @@ def agreement_section(table, units, opts: Options) -> str | None:
     return judge
 
 
-def flags_section(table, opts: Options) -> None:
+def flags_section(table, opts: ui.AuditOptions) -> None:
     """Where a judge agrees with humans significantly less than humans with each other."""
     flags = tables.flagged_cells(table, opts.by)
     if flags.n:
@@ -108,7 +97,7 @@ def table_section(table) -> None:
         ui.download_csv(shown, file_name="agreement.csv", key="ag_dl")
 
 
-def class_distribution_section(units, opts: Options, judge: str | None) -> None:
+def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) -> None:
     """The scores humans and the judge give, split by how much the humans agree (Hada et al. Figs. 6-7)."""
     st.subheader("Where humans disagree, what does the judge say?")
     by = opts.by

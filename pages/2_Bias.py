@@ -21,7 +21,6 @@ The effect plots are :func:`evalcore.report.plots.effect_figure`, showing the ro
 :func:`evalcore.report.tables.criterion_view` keeps.
 """
 
-from typing import NamedTuple
 
 import streamlit as st
 
@@ -30,24 +29,15 @@ from evalcore.columns import segment_columns
 from evalcore.report import plots, tables
 
 
-class Options(NamedTuple):
-    by: list
-    judges: list
-    n_boot: int
-    seed: int
-
 
 def header() -> None:
     ui.page("Bias", icon=":material/balance:")
     st.title("Bias: how is the judge biased, and what to do about it?")
     st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
-               "the humans, with 95% bootstrap intervals over items. A result is flagged when its test in the "
-               "direction that means harm is significant after controlling the false discovery rate at 5% across "
-               "every test in this report (Benjamini-Hochberg q ≤ 0.05); an effect in the other direction is shown, "
-               "not flagged.")
+               "the humans, with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
 
 
-def controls(ratings) -> Options:
+def controls(ratings) -> ui.AuditOptions:
     """Breakdown, judges, resamples and seed (the options re-derived from the dataset on every run)."""
     judges_all = tables.judge_names(ratings)
     c1, c2, c3, c4 = st.columns([2, 3, 1, 1])
@@ -58,7 +48,7 @@ def controls(ratings) -> Options:
                             key="bi_judges", help=f"{len(judges_all)} judges in this dataset.")
     n_boot = int(c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="bi_boot"))
     seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key="bi_seed"))
-    return Options(by, judges, n_boot, seed)
+    return ui.AuditOptions(by, judges, n_boot, seed)
 
 
 def findings_section(rep, n_boot: int) -> None:
@@ -74,7 +64,7 @@ def findings_section(rep, n_boot: int) -> None:
         st.info(f"{section.replace('_', ' ').capitalize()} was not run: {reason}.", icon=":material/info:")
 
 
-def score_distribution_tab(view, y: str, opts: Options, crit: str) -> None:
+def score_distribution_tab(view, y: str, opts: ui.AuditOptions, crit: str) -> None:
     row = opts.by[0] if opts.by else None
     freq = ui.SCORE_FREQUENCIES.result(by=[row] if row else [], judges=opts.judges)
     st.plotly_chart(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
@@ -86,7 +76,7 @@ def score_distribution_tab(view, y: str, opts: Options, crit: str) -> None:
                "round-number excess are in 'All numbers'.")
 
 
-def familiarity_tab(rep, view, y: str, opts: Options, crit: str) -> None:
+def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str) -> None:
     if "familiarity" in dict(rep.skipped):
         st.info("Needs a 'perplexity' column, or a 'text' column for a local proxy.", icon=":material/info:")
         return
@@ -101,7 +91,7 @@ def familiarity_tab(rep, view, y: str, opts: Options, crit: str) -> None:
                "clearly lower perplexity than the texts humans rate top.")
 
 
-def anchoring_tab(ratings, rep, view, opts: Options, crits: list) -> None:
+def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> None:
     if "anchoring" in dict(rep.skipped):
         st.info("Needs two or more criteria scored on the same items.", icon=":material/info:")
         return

@@ -41,7 +41,9 @@ from .analyses import (
 )
 from .messages import app_message
 from .state import (
+    FLAG_RULE,
     TABLE_LABEL,
+    AuditOptions,
     choice,
     choices,
     current_info,
@@ -60,7 +62,7 @@ from .warmup import warm_up_for_current, warm_up_winrate
 
 __all__ = [
     # state
-    "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
+    "FLAG_RULE", "AuditOptions", "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
     "home_link", "no_dataset_message", "page", "require_table", "set_current", "workspace",
     # messages
     "app_message",

@@ -14,7 +14,7 @@ the workspace's only dataset when there is exactly one, and otherwise asks (:fun
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -250,3 +250,18 @@ def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download 
     """A CSV download of ``frame`` with spreadsheet formulas neutralised."""
     st.download_button(label, csv_safe(frame).to_csv(index=False).encode("utf-8"), file_name=file_name,
                        mime="text/csv", key=key, icon=":material/download:")
+
+
+#: The flag rule, as the pages state it (README: "How a result is flagged").
+FLAG_RULE = ("A result is flagged when its test in the direction that means harm is significant after controlling "
+             "the false discovery rate at 5% across every test in this report (Benjamini-Hochberg q ≤ 0.05); an "
+             "effect in the other direction is shown, not flagged.")
+
+
+class AuditOptions(NamedTuple):
+    """The controls an audit page (Agreement, Bias) reads before asking for its analysis."""
+
+    by: list
+    judges: list
+    n_boot: int
+    seed: int
