@@ -8,7 +8,7 @@ import json
 import sys
 
 from ..errors import DataError
-from .options import add_audit_args, load_table, records, text_table
+from .options import add_audit_args, load_input, records, text_table
 
 
 def _alphas(text: str):
@@ -21,13 +21,15 @@ def _alphas(text: str):
     return alpha_grid(start, stop, step)
 
 
-def _judges(frame, chosen) -> list[str]:
+def _judges(frame, chosen, *, pairwise: bool = True) -> list[str]:
     have = sorted(frame.loc[frame["rater_kind"] == "judge", "rater"].astype(str).unique())
     if chosen:
         missing = [j for j in chosen if j not in have]
         if missing:
             raise DataError(f"there is no judge '{missing[0]}'", fix="choose from: " + ", ".join(have))
         return list(chosen)
+    if not pairwise:
+        return have
     with_scores = frame[frame["rater_kind"] == "judge"].dropna(subset=["score_a", "score_b"], how="all")
     return [j for j in have if j in set(with_scores["rater"].astype(str))] if "score_a" in frame else []
 
@@ -46,41 +48,78 @@ def _frame(frame, args: argparse.Namespace):
     parts = []
     for judge in _judges(frame, args.judge):
         data = sp.superficial_data(frame, judge=judge, q=args.q, by=by)
-        curve = sp.alpha_curve(data, alphas=alphas, n_boot=args.boot, seed=args.seed)
-        cv_rows = []
-        for g, key in enumerate(data.keys):
-            cv = sp.cross_validated_alpha(data, alphas=alphas, folds=args.folds, seed=args.seed, n_boot=args.boot,
-                                          group=g)
-            keys = dict(zip(by, key))
-            note = "alpha chosen on all items; per fold: " + ", ".join(f"{a:g}" for a in cv.fold_alphas)
-            cv_rows.append({"judge": judge, **keys, "alpha": cv.alpha_all, "measure": "alpha_cv",
-                            "estimate": cv.alpha_all, "ci_low": None, "ci_high": None, "n": cv.n, "note": note})
-            cv_rows.append({"judge": judge, **keys, "alpha": None, "measure": "accuracy_cv",
-                            "estimate": cv.accuracy_cv, "ci_low": cv.ci_low, "ci_high": cv.ci_high, "n": cv.n,
-                            "note": f"held-out accuracy pooled over {args.folds} folds; raw accuracy "
-                                    f"{cv.accuracy_raw:.3f}"})
-        parts += [curve, pd.DataFrame(cv_rows)]
+        parts.append(sp.superficial_table(data, alphas=alphas, folds=args.folds, n_boot=args.boot, seed=args.seed))
     if not parts:
         raise DataError("no judge has scores of both outputs (score_a, score_b)")
     return pd.concat(parts, ignore_index=True)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Compute the curve and the cross-validated alpha; print a table or the JSON records."""
+def _pointwise(frame, args: argparse.Namespace):
+    """Ratings: Kendall's tau and Spearman's rho of P_hat with the humans' mean, per criterion, and the CV alpha."""
+    import pandas as pd
+
+    from ..pointwise import superficial as ps
+
+    alphas = _alphas(args.alphas)
+    by = tuple(args.by or ())
+    parts = []
+    for judge in _judges(frame, args.judge, pairwise=False):
+        data = ps.pointwise_data(frame, judge=judge, q=args.q, by=by)
+        parts.append(ps.correlation_table(data, alphas=alphas, folds=args.folds, n_boot=args.boot, seed=args.seed))
+    if not parts:
+        raise DataError("the table has no judge", fix="give a ratings table with judge rows (rater_kind=judge)")
+    return pd.concat(parts, ignore_index=True)
+
+
+def _length_controlled(frame, args: argparse.Namespace):
+    """The length-controlled win rates of every judge (AlpacaEval 2), beside the raw and alpha-subtracted ones."""
+    import pandas as pd
+
+    from ..pairwise.superficial import length_controlled
+
+    judges = _judges(frame, args.judge, pairwise=False)
+    return pd.concat([length_controlled(frame, judge=j, alpha=args.lc_alpha, q=args.q, n_boot=args.boot,
+                                             seed=args.seed)
+                      for j in judges], ignore_index=True)
+
+
+def _check(args: argparse.Namespace) -> None:
     if args.seed < 0:
         raise DataError(f"--seed {args.seed} is negative", fix="use a whole number, 0 or more (e.g. --seed 0)")
     if args.folds < 2:
         raise DataError(f"--folds {args.folds} is too few", fix="use 2 or more (default 5)")
-    ing = load_table(args, "comparisons")
-    res = _frame(ing.frame, args)
+    if args.boot < 0:
+        raise DataError(f"--boot {args.boot} is negative", fix="use 0 (no intervals) or more, e.g. --boot 1000")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compute the curve and the cross-validated alpha; print a table or the JSON records."""
+    _check(args)
+    ing = load_input(args)
+    if args.length_controlled:
+        if ing.table != "comparisons":
+            raise DataError("the length-controlled win rate needs pairwise comparisons with systems and texts",
+                            fix="give a comparisons file with system_a, system_b, text_a, text_b")
+        res = _length_controlled(ing.frame, args)
+    elif ing.table == "ratings":
+        res = _pointwise(ing.frame, args)
+    else:
+        res = _frame(ing.frame, args)
     if args.json:
         json.dump(records(res), sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     w = sys.stdout.write
-    w(f"superficial-quality subtraction on {ing.source}: P_hat = Norm(P) - alpha * Norm(Q), Q = {args.q}, min-max "
-      f"Norm; accuracy against gold, 95% item-bootstrap interval, {args.boot} resamples, seed {args.seed}\n\n")
-    cols = ["judge", *(args.by or ()), "alpha", "measure", "estimate", "ci_low", "ci_high", "n", "change"]
+    if args.length_controlled:
+        w(f"length-controlled win rates (AlpacaEval 2) on {ing.source}, 95% item-bootstrap interval, "
+          f"{args.boot} resamples, seed {args.seed}\n\n")
+        cols = ["judge", "system_a", "system_b", "measure", "estimate", "ci_low", "ci_high", "n", "note"]
+    else:
+        what = "accuracy against gold" if ing.table == "comparisons" else "rank correlation with the humans' mean"
+        w(f"superficial-quality subtraction on {ing.source}: P_hat = Norm(P) - alpha * Norm(Q), Q = {args.q}, min-max "
+          f"Norm; {what}, 95% item-bootstrap interval, {args.boot} resamples, seed {args.seed}\n\n")
+        cols = ["judge", "criterion", *(args.by or ()), "alpha", "measure", "estimate", "ci_low", "ci_high", "n",
+                "change"]
     w(text_table(res[[c for c in cols if c in res.columns]], undefined="") + "\n")
     return 0
 
@@ -96,8 +135,14 @@ def add_parser(sub) -> None:
                    judge_help="use only this judge (repeatable; default: every judge with scores)",
                    boot_help="item-bootstrap resamples (default 1000; 0: no interval)")
     p.add_argument("--q", default="length", metavar="COLUMN|length|words",
-                   help="superficial quality: length (characters of text_a/text_b, default), words, or a name "
-                        "with <name>_a/<name>_b columns (e.g. superficial)")
+                   help="superficial quality: length (characters of the texts, default), words, or a column: "
+                        "pairwise, a name with <name>_a/<name>_b columns (e.g. superficial); pointwise, a numeric "
+                        "per-item column (e.g. text_length) or rater:NAME (another rater's score)")
+    p.add_argument("--length-controlled", action="store_true",
+                   help="instead: AlpacaEval 2's length-controlled win rate per system pair, beside the raw and "
+                        "alpha-subtracted win rates")
+    p.add_argument("--lc-alpha", type=float, default=0.5, metavar="A",
+                   help="alpha of the subtracted win rate shown with --length-controlled (default 0.5)")
     p.add_argument("--alphas", default="0:1:0.05", metavar="START:STOP:STEP", help="the alpha grid (default 0:1:0.05)")
     p.add_argument("--folds", type=int, default=5, metavar="K", help="folds of the cross-validated alpha (default 5)")
     p.set_defaults(func=run)

@@ -857,6 +857,27 @@ def _both_orders(df: pd.DataFrame) -> list[str]:
     return [] if ok else ["column 'swapped' with judge verdicts in both presentation orders"]
 
 
+def _pair_q(df: pd.DataFrame) -> list[str]:
+    for a, b in (("superficial_a", "superficial_b"), ("text_a", "text_b")):
+        if a in df.columns and b in df.columns and df[a].notna().any():
+            return []
+    return ["a superficial score of both outputs (superficial_a/_b, or the texts text_a/_b for their length)"]
+
+
+#: Per-item numeric columns that are not a superficial quality.
+_NOT_Q = frozenset({"score", "sample", "position"})
+
+
+def _item_q(df: pd.DataFrame) -> list[str]:
+    if "text" in df.columns and df["text"].notna().any():
+        return []
+    canonical = set(column_names(RATINGS)) - {"perplexity"}
+    extra = [c for c in df.columns if c not in _NOT_Q and c not in canonical
+             and pd.api.types.is_numeric_dtype(df[c]) and df[c].notna().any()]
+    return [] if extra else ["a superficial score per item: column 'text' or a numeric "
+                                                              "column such as text_length"]
+
+
 def _human_verdicts(df: pd.DataFrame) -> list[str]:
     return [] if (df["rater_kind"] == HUMAN).any() else ["human verdicts (rater_kind=human)"]
 
@@ -883,22 +904,18 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("win_rate", "Calibrated win rates (BWRS, Bayesian Dawid-Skene)", COMPARISONS,
              "columns system_a, system_b and judge verdicts (human labels for calibration)",
              _cols("system_a", "system_b")),
-)
-
-#: Analyses with no page or command yet. :func:`analyses` (the landing page, ``validate --json``'s
-#: ``unlocks``) leaves them out, so that nothing is promised before it can be opened; each moves into
-#: :data:`ANALYSES` with the issue that adds its page and command.
-PLANNED: tuple[Analysis, ...] = (
+    Analysis("superficial", "Superficial-quality subtraction with an alpha slider (Zhou et al.)", COMPARISONS,
+             "columns score_a, score_b, a superficial score (superficial_a/_b or the texts text_a/_b) and "
+             "human verdicts", _all(_cols("score_a", "score_b"), _pair_q, _human_verdicts)),
     Analysis("position_bias", "Position bias: consistency across orders, first-position preference",
              COMPARISONS, "judge verdicts in both orders (column 'swapped')", _both_orders),
     Analysis("calibraeval", "Selection-bias calibration (CalibraEval NOA + PAVA, PriDe)", COMPARISONS,
              "columns prob_a, prob_a_swap_position, prob_a_swap_id",
              _cols("prob_a", "prob_a_swap_position", "prob_a_swap_id")),
-    Analysis("superficial", "Superficial-quality subtraction (alpha slider)", COMPARISONS,
-             "columns score_a, score_b, superficial_a, superficial_b and human verdicts",
-             _all(_cols("score_a", "score_b", "superficial_a", "superficial_b"), _human_verdicts)),
+    Analysis("superficial_ratings", "Superficial-quality subtraction for pointwise scores (Zhou et al.)", RATINGS,
+             "judge and human scores of the same items and a superficial score per item ('text' or a numeric "
+             "column such as text_length)", _all(_judge_and_human, _item_q)),
 )
-
 
 def analyses(frame: pd.DataFrame, *, table: str) -> pd.DataFrame:
     """Every analysis evalcore offers today (a page or a command), marked available or not for this table.

@@ -39,7 +39,8 @@ from ..labels import strict_majority
 from ..stats import cell_rng, item_weights, percentile_interval, root_seed
 
 __all__ = ["CVResult", "SuperficialData", "alpha_curve", "alpha_grid", "correctness", "cross_validated_alpha",
-           "decisions", "length_controlled", "min_max", "superficial_data"]
+           "decisions", "flips", "length_controlled", "min_max", "q_options", "superficial_data",
+           "superficial_table"]
 
 _DEFAULT_ALPHAS = tuple(np.round(np.arange(0, 1.0001, 0.05), 10))
 
@@ -114,8 +115,9 @@ def _gold(comparisons: pd.DataFrame, items: pd.Index) -> pd.Series:
     human = comparisons[comparisons["rater_kind"] == "human"]
     if (human["rater"] == "gold").any():
         human = human[human["rater"] == "gold"]
-    counts = pd.crosstab(human["item_id"].astype(str), human["winner"]).reindex(
-        index=items, columns=["a", "b", "tie"], fill_value=0)
+    # groupby-size, not pd.crosstab: the same table, about 20x faster on 100,000 pairs (benchmarks/RESULTS.md)
+    counts = human.groupby([human["item_id"].astype(str), human["winner"].astype(str)]).size().unstack(
+        fill_value=0).reindex(index=items, columns=["a", "b", "tie"], fill_value=0)
     major = strict_majority(counts.to_numpy(dtype=float))
     return pd.Series(np.where(major == 0, 1.0, np.where(major == 1, 0.0, np.nan)), index=items)
 
@@ -183,7 +185,7 @@ def correctness(dp: np.ndarray, dq: np.ndarray, gold: np.ndarray, alphas: np.nda
 
 
 def decisions(data: SuperficialData, alpha: float) -> pd.DataFrame:
-    """Per item: the raw decision, the decision at ``alpha``, gold, correctness and whether it flipped.
+    """Per item: its group, the raw decision, the decision at ``alpha``, gold, correctness and whether it flipped.
 
     Cheap (one pass over the items): nothing that does not depend on ``alpha`` is recomputed by callers
     that keep ``data``.
@@ -193,9 +195,35 @@ def decisions(data: SuperficialData, alpha: float) -> pd.DataFrame:
         return np.where(d > 0, "a", np.where(d < 0, "b", "tie"))
     raw, now = side(data.dp), side(data.dp - alpha * data.dq)
     c = correctness(data.dp, data.dq, data.gold, np.array([0.0, alpha]))
-    return pd.DataFrame({"item_id": data.item_id, "decision_raw": raw, "decision": now,
+    groups = {col: [data.keys[g][j] for g in data.group] for j, col in enumerate(data.by)}
+    return pd.DataFrame({"item_id": data.item_id, **groups, "decision_raw": raw, "decision": now,
                          "gold": np.where(data.gold == 1, "a", "b"), "correct_raw": c[:, 0], "correct": c[:, 1],
                          "flipped": raw != now})
+
+
+def flips(data: SuperficialData, alpha: float) -> pd.DataFrame:
+    """Per group at one ``alpha``: accuracy before and after, and the verdicts that changed.
+
+    What the page's slider recomputes (one pass over the items, counted with ``bincount``);
+    ``right_to_wrong`` and ``wrong_to_right`` count items whose correctness fell or rose (a tie is
+    half right, so a right verdict turned tie counts as right to wrong).
+
+    >>> d = SuperficialData("j", np.arange(3), np.array([1., 0., .5]), np.array([0., 1., .5]),
+    ...                     np.array([1., 0., 0.]), np.array([0., 0., 1.]), np.array([0., 0., 1.]),
+    ...                     np.zeros(3, int), ((),), (), 0)
+    >>> flips(d, 1.0)[["accuracy_raw", "accuracy", "right_to_wrong", "wrong_to_right"]].values.tolist()
+    [[0.5, 0.8333333333333334, 0.0, 2.0]]
+    """
+    c = correctness(data.dp, data.dq, data.gold, np.array([0.0, float(alpha)]))
+    k = len(data.keys)
+    count = lambda w: np.bincount(data.group, weights=w, minlength=k)  # noqa: E731
+    n = np.bincount(data.group, minlength=k)
+    raw, now = count(c[:, 0]) / np.maximum(n, 1), count(c[:, 1]) / np.maximum(n, 1)
+    out = pd.DataFrame([dict(zip(data.by, key)) for key in data.keys], index=range(k))
+    return out.assign(judge=data.judge, alpha=float(alpha), n=n, accuracy_raw=raw, accuracy=now, change=now - raw,
+                      flipped=count((c[:, 0] != c[:, 1]).astype(float)),
+                      right_to_wrong=count((c[:, 1] < c[:, 0]).astype(float)),
+                      wrong_to_right=count((c[:, 1] > c[:, 0]).astype(float)))
 
 
 def _group_rows(data, g, alphas, n_boot, root, level) -> list[dict]:
@@ -291,21 +319,57 @@ def cross_validated_alpha(data: SuperficialData, *, alphas: Sequence[float] = _D
                     float(lo[0]), float(hi[0]), n)
 
 
-def _lc_design(rows: pd.DataFrame, systems: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """+1/-1 system indicators (the first system the reference, dropped) and the standardised length difference."""
+def superficial_table(data: SuperficialData, *, alphas: Sequence[float] = _DEFAULT_ALPHAS, folds: int = 5,
+                      n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    """The whole result for one judge: :func:`alpha_curve`, then per group the cross-validated alpha.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The curve's rows (``measure`` = ``accuracy``), then per group one row with ``measure`` =
+        ``alpha_cv`` (``estimate`` the alpha chosen on all the group's items, ``note`` the folds'
+        choices) and one with ``accuracy_cv`` (the pooled held-out accuracy and its interval).
+    """
+    alphas = np.asarray(alphas, dtype=float)
+    curve = alpha_curve(data, alphas=alphas, n_boot=n_boot, seed=seed, level=level)
+    rows = []
+    for g, key in enumerate(data.keys):
+        cv = cross_validated_alpha(data, alphas=alphas, folds=folds, seed=seed, n_boot=n_boot, level=level, group=g)
+        keys = dict(zip(data.by, key))
+        rows.append({"judge": data.judge, **keys, "alpha": cv.alpha_all, "measure": "alpha_cv",
+                     "estimate": cv.alpha_all, "ci_low": np.nan, "ci_high": np.nan, "n": cv.n,
+                     "note": "alpha chosen on all items; per fold: " + ", ".join(f"{a:g}" for a in cv.fold_alphas)})
+        rows.append({"judge": data.judge, **keys, "alpha": np.nan, "measure": "accuracy_cv",
+                     "estimate": cv.accuracy_cv, "ci_low": cv.ci_low, "ci_high": cv.ci_high, "n": cv.n,
+                     "note": f"held-out accuracy pooled over {folds} folds; raw accuracy {cv.accuracy_raw:.3f}"})
+    return pd.concat([curve, pd.DataFrame(rows)], ignore_index=True)
+
+
+def q_options(comparisons: pd.DataFrame) -> list[str]:
+    """The superficial qualities a comparisons table offers: ``superficial`` and other ``<name>_a/_b``
+    numeric pairs, then ``length`` and ``words`` when it has the texts."""
+    cols = set(comparisons.columns)
+    skip = {"score", "system", "text", "prob"}
+    named = [c[:-2] for c in comparisons.columns if c.endswith("_a") and c[:-2] not in skip and f"{c[:-2]}_b" in cols
+             and pd.api.types.is_numeric_dtype(comparisons[c]) and comparisons[c].notna().any()]
+    named.sort(key=lambda n: n != "superficial")
+    return named + (["length", "words"] if {"text_a", "text_b"} <= cols else [])
+
+
+def _lc_design(rows: pd.DataFrame, systems: list[str], diff: np.ndarray) -> np.ndarray:
+    """+1/-1 system indicators (the first system the reference, dropped) and the standardised Q difference."""
     X = np.zeros((len(rows), len(systems)))
     sa = rows["system_a"].astype(str).to_numpy()
     sb = rows["system_b"].astype(str).to_numpy()
     for j, s in enumerate(systems):
         X[:, j] = (sa == s).astype(float) - (sb == s).astype(float)
-    diff = (rows["text_a"].astype("string").str.len() - rows["text_b"].astype("string").str.len()).to_numpy(float)
     sd = diff.std(ddof=1) if len(diff) > 1 else 0.0
     z = diff / sd if sd > 0 else np.zeros_like(diff)
-    return np.column_stack([X[:, 1:], z]), z
+    return np.column_stack([X[:, 1:], z])
 
 
 def _subtracted_pref(rows: pd.DataFrame, alpha: float) -> np.ndarray | None:
-    """Per row, 1 / 0 / 0.5: whether a's ``P_hat`` (Q = length in characters) beats b's; None without scores."""
+    """Per row, 1 / 0 / 0.5: whether a's ``P_hat`` beats b's (Q in ``_qa``/``_qb``); None without scores."""
     if not {"score_a", "score_b"} <= set(rows.columns):
         return None
     pa, pb = (pd.to_numeric(rows[c], errors="coerce").to_numpy(float) for c in ("score_a", "score_b"))
@@ -313,13 +377,50 @@ def _subtracted_pref(rows: pd.DataFrame, alpha: float) -> np.ndarray | None:
         return None
     n = len(rows)
     p = min_max(np.concatenate([pa, pb]))
-    q = min_max(np.concatenate([rows["text_a"].astype("string").str.len().to_numpy(float),
-                                rows["text_b"].astype("string").str.len().to_numpy(float)]))
+    q = min_max(np.concatenate([rows["_qa"].to_numpy(float), rows["_qb"].to_numpy(float)]))
     d = np.round((p[:n] - p[n:]) - alpha * (q[:n] - q[n:]), 12)
     return np.where(np.isnan(d), np.nan, np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5)))
 
 
-def length_controlled(comparisons: pd.DataFrame, *, judge: str, alpha: float = 0.5) -> pd.DataFrame:
+def _lc_theta(X: np.ndarray, y: np.ndarray, w: np.ndarray, systems: list[str]) -> dict[str, float]:
+    """System strengths of the Binomial GLM under frequency weights ``w`` (NaN when the fit fails)."""
+    import statsmodels.api as sm
+    from statsmodels.tools.sm_exceptions import PerfectSeparationError, PerfectSeparationWarning
+    import warnings
+
+    keep = w > 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PerfectSeparationWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            fit = sm.GLM(y[keep], X[keep], family=sm.families.Binomial(), freq_weights=w[keep]).fit()
+        params = np.asarray(fit.params)
+    except (PerfectSeparationError, PerfectSeparationWarning, np.linalg.LinAlgError, ValueError):
+        params = np.full(X.shape[1], np.nan)
+    return dict(zip(systems, np.concatenate([[0.0], params[:-1]])))
+
+
+def _pair_measures(grp: pd.DataFrame, s: str, subs: dict) -> dict[tuple, np.ndarray]:
+    """Per row of one system pair, what each win rate averages (1: ``s`` preferred, 0 not, 0.5 tie),
+    keyed by (measure, alpha); ``subs`` holds the rows' subtracted preferences per alpha."""
+    first = (grp["system_a"].astype(str) == s).to_numpy()
+    out = {("win_rate", None): np.where(first, grp["winner"] == "a", grp["winner"] == "b").astype(float)}
+    for a, sub in subs.items():
+        out[("subtracted_win_rate", a)] = np.where(first, sub, 1.0 - sub)
+    if grp["_gold"].notna().any():
+        out[("human_win_rate", None)] = np.where(first, grp["_gold"], 1.0 - grp["_gold"])
+    return out
+
+
+def _weighted_means(v: np.ndarray, Wr: np.ndarray) -> np.ndarray:
+    ok = np.isfinite(v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (Wr[:, ok] @ v[ok]) / Wr[:, ok].sum(axis=1)
+
+
+def length_controlled(comparisons: pd.DataFrame, *, judge: str, alpha: float | Sequence[float] | None = 0.5,
+                      q: str = "length",
+                      lc: bool = True, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """AlpacaEval 2's length-controlled win rate (Dubois et al. 2024), per system pair, for one judge.
 
     The simplified form: a Binomial GLM (logit link, :mod:`statsmodels`) of the judge's preference for
@@ -328,49 +429,66 @@ def length_controlled(comparisons: pd.DataFrame, *, judge: str, alpha: float = 0
     in characters, standardised by its SD over the judge's comparisons; no intercept. AlpacaEval 2 also
     passes the length term through ``tanh`` and adds instruction difficulty; neither is used here.
     The length-controlled win rate of system ``s`` over ``t`` is ``sigmoid(theta_s - theta_t)``: the
-    prediction at zero length difference. Where the judge's rows carry ``score_a``/``score_b``, the
-    ``alpha``-subtracted win rate (``P_hat`` with Q = length in characters, min-max over the judge's rows,
-    ties half) is reported as ``subtracted_win_rate``.
+    prediction at zero length difference. Beside it: the raw share of the judge's preferences; where
+    the rows carry ``score_a``/``score_b``, the ``alpha``-subtracted win rate (``P_hat`` with Q = length
+    in characters, min-max over the judge's rows, ties half); and where humans judged the items, the
+    humans' win rate (gold, else the strict majority), the reference the others should approach.
+    Intervals: item bootstrap (``n_boot`` resamples of items, the GLM refitted with frequency weights).
+    ``alpha`` may be a sequence: one subtracted win rate per alpha (the page computes its slider's grid
+    once); ``alpha=None`` leaves it out, and ``lc=False`` the GLM (the slow part).
 
     Returns
     -------
     pandas.DataFrame
-        ``judge, system_a, system_b, measure, estimate, n, note`` with measures ``win_rate`` (raw share of
-        the judge's preferences for ``system_a``), ``lc_win_rate`` and, with scores, ``subtracted_win_rate``. Without ``system_a``/``system_b``
-        (LLMBar does not name the generators) one row with measure ``lc_win_rate``, NaN and a
-        ``not_available`` note.
+        ``judge, system_a, system_b, measure, alpha, estimate, ci_low, ci_high, n, note`` with measures
+        ``win_rate``, ``lc_win_rate`` and, when available, ``subtracted_win_rate`` and ``human_win_rate``;
+        ``n`` counts the items with an a/b verdict of the judge on the pair. Without ``system_a``/``system_b`` (LLMBar
+        does not name the generators) one row with measure ``lc_win_rate``, NaN and a ``not_available`` note.
     """
-    import statsmodels.api as sm
-
     if not {"system_a", "system_b"} <= set(comparisons.columns):
         return pd.DataFrame([{"judge": judge, "system_a": None, "system_b": None, "measure": "lc_win_rate",
-                              "estimate": np.nan, "n": 0,
+                              "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n": 0,
                               "note": "not_available: the table names no systems (system_a, system_b)"}])
-    if not {"text_a", "text_b"} <= set(comparisons.columns):
-        raise DataError("the length-controlled win rate needs the outputs' texts (text_a, text_b)")
     rows = comparisons[(comparisons["rater"].astype(str) == judge) & comparisons["winner"].isin(["a", "b"])]
-    rows = rows.dropna(subset=["system_a", "system_b", "text_a", "text_b"])
+    qa, qb = _q_columns(rows, q)
+    rows = rows.assign(_qa=qa.to_numpy(), _qb=qb.to_numpy()).dropna(subset=["system_a", "system_b", "_qa", "_qb"])
     if rows.empty:
-        raise DataError(f"judge '{judge}' has no a/b verdict with systems and texts")
+        raise DataError(f"judge '{judge}' has no a/b verdict with systems and a superficial quality ({q})")
+    items = rows["item_id"].astype(str)
+    gold = _gold(comparisons.assign(item_id=comparisons["item_id"].astype(str)), pd.Index(items.unique()))
+    alphas = [] if alpha is None else [float(a) for a in np.atleast_1d(alpha)]
+    subs = {a: _subtracted_pref(rows, a) for a in alphas}
+    subs = {a: v for a, v in subs.items() if v is not None}
+    rows = rows.assign(_gold=items.map(gold).to_numpy(float))
+    return _lc_table(rows, judge=judge, subs=subs, q=q, n_boot=n_boot, seed=seed, level=level, lc=lc)
+
+
+def _lc_table(rows: pd.DataFrame, *, judge: str, subs: dict, q: str, n_boot: int, seed: int, level: float,
+              lc: bool) -> pd.DataFrame:
+    """The rows of :func:`length_controlled`: point estimates and item-bootstrap intervals."""
     systems = sorted(set(rows["system_a"].astype(str)) | set(rows["system_b"].astype(str)))
-    X, _ = _lc_design(rows, systems)
+    X = _lc_design(rows, systems, (rows["_qa"] - rows["_qb"]).to_numpy(float))
     y = (rows["winner"] == "a").to_numpy(float)
-    fit = sm.GLM(y, X, family=sm.families.Binomial()).fit()
-    theta = dict(zip(systems, np.concatenate([[0.0], fit.params[:-1]])))
-    sub = _subtracted_pref(rows, alpha)
-    rows = rows.assign(_sub=np.nan if sub is None else sub)
+    item_code, _ = pd.factorize(rows["item_id"].astype(str))
+    Wi = item_weights(cell_rng(root_seed(seed), (judge, "lc")), int(item_code.max()) + 1, n_boot)
+    Wr = Wi[:, item_code]  # (1 + B, rows)
+    thetas = [_lc_theta(X, y, Wr[r], systems) for r in range(len(Wr))] if lc else []
     sa, sb = rows["system_a"].astype(str), rows["system_b"].astype(str)
+    lo_s, hi_s = np.minimum(sa, sb), np.maximum(sa, sb)
     out = []
-    for (s, t), grp in rows.groupby([np.minimum(sa, sb), np.maximum(sa, sb)]):
-        first = (grp["system_a"].astype(str) == s).to_numpy()
-        pref = np.where(first, grp["winner"] == "a", grp["winner"] == "b").astype(float)
-        lc = 1.0 / (1.0 + np.exp(-(theta[s] - theta[t])))
-        measures = [("win_rate", pref.mean(), ""), ("lc_win_rate", lc, "")]
-        if sub is not None:
-            subp = np.where(first, grp["_sub"], 1.0 - grp["_sub"])
-            measures.append(("subtracted_win_rate", np.nanmean(subp) if np.isfinite(subp).any() else np.nan,
-                             f"alpha = {alpha:g}, Q = length"))
-        for m, v, note in measures:
-            out.append({"judge": judge, "system_a": s, "system_b": t, "measure": m, "estimate": float(v),
-                        "n": len(grp), "note": note})
+    order = {"win_rate": 0, "lc_win_rate": 1, "subtracted_win_rate": 2, "human_win_rate": 3}
+    for (s, t), idx in rows.groupby([lo_s, hi_s]).indices.items():
+        grp = rows.iloc[idx]
+        grp_subs = {a: v[idx] for a, v in subs.items()}
+        boot = {k: _weighted_means(v, Wr[:, idx]) for k, v in _pair_measures(grp, s, grp_subs).items()}
+        if lc:
+            boot[("lc_win_rate", None)] = np.array([1.0 / (1.0 + np.exp(-(th[s] - th[t]))) for th in thetas])
+        for m, a in sorted(boot, key=lambda k: (order[k[0]], k[1] or 0.0)):
+            v = boot[(m, a)]
+            lo, hi, _ = percentile_interval(v[None, 1:], level) if n_boot else ([np.nan], [np.nan], None)
+            note = {"subtracted_win_rate": f"Q = {q}",
+                    "human_win_rate": "the humans' verdicts (gold, else the strict majority) on these items"}.get(m, "")
+            out.append({"judge": judge, "system_a": s, "system_b": t, "measure": m, "alpha": a,
+                        "estimate": float(v[0]), "ci_low": float(lo[0]), "ci_high": float(hi[0]),
+                        "n": int(grp["item_id"].nunique()), "note": note})
     return pd.DataFrame(out)

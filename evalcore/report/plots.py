@@ -363,3 +363,111 @@ def error_curve_figure(curve: pd.DataFrame) -> go.Figure:
                       yaxis={"title": "|estimate - humans' p|", "rangemode": "tozero"},
                       legend={"orientation": "h", "y": -0.3, "x": 0}, margin={"t": 60, "b": 110})
     return fig
+
+
+def alpha_curve_figure(curve: pd.DataFrame, *, label: str, alpha: float, cv: dict | None = None) -> go.Figure:
+    """A judge's measure against alpha per group, with 95% bands; the slider's alpha and the CV alpha marked.
+
+    ``curve`` has ``group`` (a label; empty for a single line), ``alpha, estimate, ci_low, ci_high, n``;
+    ``cv`` maps a group label to its cross-validated alpha (drawn as a star on its line).
+    """
+    fig = go.Figure()
+    cv = cv or {}
+    for i, key in enumerate(dict.fromkeys(curve["group"])):
+        g = curve[curve["group"] == key].sort_values("alpha")
+        color = PALETTE[i % len(PALETTE)]
+        name = str(key) or label
+        fig.add_trace(go.Scatter(x=np.concatenate([g["alpha"], g["alpha"][::-1]]),
+                                 y=np.concatenate([g["ci_high"], g["ci_low"][::-1]]), fill="toself",
+                                 fillcolor=color, opacity=0.18, line={"width": 0}, hoverinfo="skip",
+                                 showlegend=False, legendgroup=name))
+        fig.add_trace(go.Scatter(
+            x=g["alpha"], y=g["estimate"], mode="lines+markers", name=name, legendgroup=name,
+            line={"color": color}, marker={"size": 5},
+            customdata=np.column_stack([g["ci_low"], g["ci_high"], g["n"]]),
+            hovertemplate="alpha %{x:.2f}<br>" + label + " %{y:.3f}<br>95% [%{customdata[0]:.3f}, "
+                          "%{customdata[1]:.3f}]<br>n = %{customdata[2]} items<extra>" + name + "</extra>"))
+        a_cv = cv.get(key)
+        if a_cv is not None and np.isfinite(a_cv):
+            at = g[np.isclose(g["alpha"], a_cv)]
+            if len(at):
+                fig.add_trace(go.Scatter(x=[a_cv], y=at["estimate"], mode="markers", showlegend=i == 0,
+                                         name="cross-validated alpha", legendgroup="cv",
+                                         marker={"symbol": "star", "size": 15, "color": color,
+                                                 "line": {"color": "black", "width": 1}},
+                                         hovertemplate=f"cross-validated alpha {a_cv:g}<extra>{name}</extra>"))
+    fig.add_vline(x=alpha, line={"color": "#444", "dash": "dash"},
+                  annotation={"text": f"slider α = {alpha:g}", "yanchor": "bottom"})
+    fig.update_layout(title=f"{label[0].upper() + label[1:]}, by alpha", height=420,
+                      xaxis={"title": "alpha (weight of the superficial quality subtracted)", "range": [-0.02, 1.02],
+                             "dtick": 0.1},
+                      yaxis={"title": label},
+                      legend={"orientation": "h", "y": -0.25, "x": 0}, margin={"t": 60, "b": 100})
+    return fig
+
+
+#: The position-bias measures as the page names them.
+POSITION_LABELS = {
+    "position_consistency": "same verdict in both orders", "first_position_preference": "verdicts for the first shown",
+    "accuracy_original_order": "accuracy, original order", "accuracy_swapped_order": "accuracy, swapped order",
+    "accuracy_both_orders": "right in both orders", "accuracy_average": "accuracy, mean of the orders",
+    "rstd": "RStd (spread of per-class recall)", "fleiss_kappa": "Fleiss' kappa across prompts",
+    "icc2k": "ICC(2,k)", "icc3k": "ICC(3,k)"}
+
+
+def position_figure(rows: pd.DataFrame, *, measures: Sequence[str]) -> go.Figure:
+    """Per judge (row) the chosen shares with 95% intervals, one marker per measure; 0.5 marked.
+
+    ``rows`` has ``label`` (a judge, with its group), ``measure, estimate, ci_low, ci_high, n, flagged``.
+    A flagged estimate is drawn as a filled diamond.
+    """
+    fig = go.Figure()
+    labels = list(dict.fromkeys(rows["label"]))
+    ypos = {lab: i for i, lab in enumerate(labels)}
+    offsets = {m: (i - (len(measures) - 1) / 2) * 0.16 for i, m in enumerate(measures)}
+    for i, m in enumerate(measures):
+        g = rows[rows["measure"] == m]
+        if g.empty:
+            continue
+        flagged = g["flagged"].fillna(False).astype(bool).to_numpy()
+        fig.add_trace(go.Scatter(
+            x=g["estimate"], y=[ypos[lab] + offsets[m] for lab in g["label"]], mode="markers+text",
+            name=POSITION_LABELS.get(m, m), marker={"color": PALETTE[i % len(PALETTE)], "size": 11,
+                                                    "symbol": np.where(flagged, "diamond", "circle")},
+            text=[f"{e:.2f}" for e in g["estimate"]], textposition="top center", textfont={"size": 10},
+            error_x={"type": "data", "array": (g["ci_high"] - g["estimate"]).clip(lower=0),
+                     "arrayminus": (g["estimate"] - g["ci_low"]).clip(lower=0), "visible": True},
+            customdata=np.column_stack([g["label"], g["ci_low"], g["ci_high"], g["n"]]),
+            hovertemplate="%{customdata[0]}<br>%{x:.3f}, 95% [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+                          "<br>n = %{customdata[3]} items<extra>" + POSITION_LABELS.get(m, m) + "</extra>"))
+    fig.add_vline(x=0.5, line={"color": "#999", "dash": "dot"},
+                  annotation={"text": "0.5: no preference for the first position", "yanchor": "bottom"})
+    height = max(320, 90 * len(labels) + 170)
+    fig.update_layout(title="Does the verdict depend on the order? (share of items, 95% intervals)", height=height,
+                      xaxis={"title": "share of items", "range": [0, 1.02], "dtick": 0.1},
+                      yaxis={"tickvals": list(range(len(labels))), "ticktext": labels, "autorange": "reversed"},
+                      legend={"orientation": "h", "y": -130 / height, "x": 0}, margin={"t": 60, "b": 140})
+    return fig
+
+
+#: The calibration methods as the page names them.
+METHOD_NAMES = {"none": "no calibration", "pride": "PriDe", "noa": "CalibraEval NOA (to convergence)",
+                "noa_released": "CalibraEval NOA (released settings)"}
+
+
+def calibration_map_figure(maps: pd.DataFrame) -> go.Figure:
+    """Raw P("A") against calibrated P("A") per method (``maps``: ``method, raw, calibrated``), with the diagonal."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="no change", line={"color": "#bbb", "dash": "dot"},
+                             hoverinfo="skip"))
+    for i, (m, g) in enumerate(maps.groupby("method", sort=False)):
+        g = g.sort_values("raw")
+        fig.add_trace(go.Scatter(x=g["raw"], y=g["calibrated"], mode="lines", name=METHOD_NAMES.get(m, m),
+                                 line={"color": PALETTE[(i + 1) % len(PALETTE)], "width": 2},
+                                 hovertemplate="raw %{x:.3f} → %{y:.3f}<extra>" + METHOD_NAMES.get(m, m) + "</extra>"))
+    fig.add_hline(y=0.5, line={"color": "#ddd"})
+    fig.update_layout(title="The calibration map: the judge's P(\"A\") before and after", height=440,
+                      xaxis={"title": "raw P(\"A\")", "range": [0, 1], "dtick": 0.1},
+                      yaxis={"title": "calibrated P(\"A\")", "range": [0, 1], "dtick": 0.1},
+                      legend={"orientation": "h", "y": -0.25, "x": 0}, margin={"t": 60, "b": 100})
+    return fig

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..columns import JUDGE
@@ -194,6 +195,10 @@ ANALYSIS_PAGES: dict[str, tuple[tuple[str, ...], str]] = {
     "anchoring_position": (("Bias",), "evalcore bias"),
     "self_consistency": (("Bias",), "evalcore bias"),
     "win_rate": (("Win rates",), "evalcore winrate"),
+    "superficial": (("Superficial quality",), "evalcore superficial"),
+    "superficial_ratings": (("Superficial quality",), "evalcore superficial"),
+    "position_bias": (("Position bias",), "evalcore position"),
+    "calibraeval": (("Position bias",), "evalcore position"),
 }
 
 
@@ -219,3 +224,179 @@ def unlocked_pages(analyses: pd.DataFrame, table: str) -> list[str]:
 def raters_with_role(roles: pd.DataFrame, role: str) -> list[str]:
     """The raters of a role table (``rater``, ``role``, ...; :func:`evalcore.data.ingest.rater_roles`) with ``role``."""
     return [str(r) for r in roles.loc[roles["role"] == role, "rater"]]
+
+
+def _ci(lo: float, hi: float, signed: bool = False) -> str:
+    if lo != lo or hi != hi:
+        return "no interval"
+    f = "{:+.3f}" if signed else "{:.3f}"
+    return f"[{f.format(lo)}, {f.format(hi)}]"
+
+
+def superficial_at(table: pd.DataFrame, alpha: float, *, by: Sequence[str], measure: str,
+                   flips: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per group at the slider's ``alpha``: raw and corrected measure with intervals, the change, and
+    (pairwise) the verdicts that flipped. ``table`` is the page's curve (with its CV rows)."""
+    rows = table[(table["measure"] == measure) & np.isclose(table["alpha"].astype(float), alpha)]
+    raw = table[(table["measure"] == measure) & (table["alpha"].astype(float) == 0.0)]
+    cv = table[table["measure"] == "alpha_cv"]
+    keys = list(by)
+    out = rows[keys + ["n", "estimate", "ci_low", "ci_high", "change", "change_ci_low", "change_ci_high"]].merge(
+        raw[keys + ["estimate", "ci_low", "ci_high"]].rename(columns=lambda c: c if c in keys else f"raw_{c}"),
+        on=keys, how="left") if keys else rows.assign(raw_estimate=raw["estimate"].iloc[0],
+                                                      raw_ci_low=raw["ci_low"].iloc[0],
+                                                      raw_ci_high=raw["ci_high"].iloc[0])
+    out = out.merge(cv[keys + ["estimate"]].rename(columns={"estimate": "alpha_cv"}), on=keys, how="left") \
+        if keys else out.assign(alpha_cv=cv["estimate"].iloc[0] if len(cv) else np.nan)
+    if flips is not None:
+        out = out.merge(flips[keys + ["right_to_wrong", "wrong_to_right"]], on=keys, how="left") if keys else \
+            out.assign(right_to_wrong=flips["right_to_wrong"].iloc[0], wrong_to_right=flips["wrong_to_right"].iloc[0])
+    return out.reset_index(drop=True)
+
+
+def superficial_shown(at: pd.DataFrame, *, by: Sequence[str], label: str) -> pd.DataFrame:
+    """:func:`superficial_at` as the page prints it: estimates with their intervals in the cells."""
+    shown = at[list(by)].copy() if by else pd.DataFrame(index=at.index)
+    shown["items"] = at["n"].astype(int)
+    shown[f"raw {label}"] = [f"{e:.3f} {_ci(lo, hi)}" for e, lo, hi in zip(at["raw_estimate"], at["raw_ci_low"],
+                                                                              at["raw_ci_high"])]
+    shown[f"{label} at alpha"] = [f"{e:.3f} {_ci(lo, hi)}" for e, lo, hi in zip(at["estimate"], at["ci_low"],
+                                                                                  at["ci_high"])]
+    shown["change"] = [f"{e:+.3f} {_ci(lo, hi, True)}" for e, lo, hi in zip(at["change"], at["change_ci_low"],
+                                                                            at["change_ci_high"])]
+    if "right_to_wrong" in at:
+        shown["right → wrong"] = at["right_to_wrong"].astype(int)
+        shown["wrong → right"] = at["wrong_to_right"].astype(int)
+    shown["cross-validated alpha"] = at["alpha_cv"].map(lambda v: "n/a" if v != v else f"{v:g}")
+    return shown
+
+
+def superficial_reading(at: pd.DataFrame, *, by: Sequence[str], alpha: float, label: str) -> str:
+    """A plain-language reading: where subtracting superficial quality at ``alpha`` helps, costs or does neither.
+
+    A change counts as help or cost only when its 95% interval excludes 0.
+    """
+    if float(alpha) == 0.0:
+        return "At alpha = 0 nothing is subtracted: these are the judge's own verdicts. Move the slider to compare."
+    helps, costs, neither = [], [], []
+    for _, r in at.iterrows():
+        name = " / ".join(str(r[c]) for c in by) if by else "all items"
+        if r["change_ci_low"] > 0:
+            helps.append(f"{name} by {r['change']:+.3f} (95% CI {r['change_ci_low']:+.3f} to {r['change_ci_high']:+.3f})")
+        elif r["change_ci_high"] < 0:
+            costs.append(f"{abs(r['change']):.3f} on {name} (95% CI {r['change_ci_low']:+.3f} to "
+                         f"{r['change_ci_high']:+.3f})")
+        else:
+            neither.append(name)
+    parts = []
+    many = len(at) > 6  # name the groups only while the sentence stays readable
+    if helps:
+        parts.append(f"helps on {len(helps)} of {len(at)} groups" if many else "helps on " + "; and on ".join(helps))
+    if costs:
+        parts.append(f"costs on {len(costs)} of {len(at)} groups" if many else "costs " + "; and ".join(costs))
+    if many:
+        neither = [f"{len(neither)} of {len(at)} groups"] if neither else []
+    text = f"Subtracting superficial quality at alpha = {alpha:g} " + (" and ".join(parts) if parts else
+                                                                       "makes no clear difference anywhere")
+    if neither and parts:
+        text += f"; on {', '.join(neither)} the change's interval includes 0 (no clear difference)"
+    return text + f" ({label}, compared with the raw judge on the same resamples)."
+
+
+def group_label(frame: pd.DataFrame, by: Sequence[str]) -> pd.Series:
+    """One label per row from the ``by`` columns (``"Adversarial / en"``); empty without ``by``."""
+    if not by:
+        return pd.Series("", index=frame.index)
+    return frame[list(by)].astype(str).agg(" / ".join, axis=1)
+
+
+def superficial_curve(table: pd.DataFrame, *, by: Sequence[str], measure: str) -> tuple[pd.DataFrame, dict]:
+    """The page's curve of ``measure`` with a ``group`` label column, and each group's cross-validated alpha."""
+    curve = table[table["measure"] == measure]
+    cv = table[table["measure"] == "alpha_cv"]
+    return curve.assign(group=group_label(curve, by)), dict(zip(group_label(cv, by), cv["estimate"]))
+
+
+def length_controlled_view(lc: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """One row per system pair: the raw, length-controlled, subtracted (at the slider's ``alpha``) and humans'
+    win rates of the first system, each with its interval printed in the cell."""
+    keep = lc["alpha"].isna() | np.isclose(lc["alpha"].astype(float), alpha)
+    rows = lc[keep]
+    names = {"win_rate": "raw win rate", "lc_win_rate": "length-controlled", "subtracted_win_rate":
+             f"after subtracting Q (α = {alpha:g})", "human_win_rate": "humans"}
+    cell = [f"{e:.3f} {_ci(lo, hi)}" if e == e else "n/a" for e, lo, hi in
+            zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]
+    wide = rows.assign(cell=cell).pivot_table(index=["system_a", "system_b", "n"], columns="measure", values="cell",
+                                              aggfunc="first", sort=False)
+    wide = wide[[m for m in names if m in wide.columns]].rename(columns=names).reset_index()
+    return wide.rename(columns={"system_a": "system", "system_b": "against", "n": "items"})
+
+
+def scoring_judges(comparisons: pd.DataFrame, judges: Sequence[str]) -> list[str]:
+    """The ``judges`` that score both outputs (``score_a`` and ``score_b``) somewhere in ``comparisons``."""
+    if not {"score_a", "score_b"} <= set(comparisons.columns):
+        return []
+    scored = set(comparisons.dropna(subset=["score_a", "score_b"])["rater"].astype(str))
+    return [j for j in judges if j in scored]
+
+
+def position_rows(report: pd.DataFrame, *, by: Sequence[str], method: str = "none") -> pd.DataFrame:
+    """One method's rows of a position report, with a ``label`` naming the judge and its group."""
+    rows = report[report["method"] == method]
+    group = group_label(rows, by)
+    return rows.assign(label=rows["judge"].astype(str) + np.where(group != "", " · " + group, ""))
+
+
+def before_after(report: pd.DataFrame, *, judge: str, by: Sequence[str]) -> pd.DataFrame:
+    """One judge's measures (rows) by calibration method (columns), estimate and interval in each cell."""
+    from .plots import METHOD_NAMES, POSITION_LABELS
+
+    rows = report[(report["judge"] == judge) & (report["measure"] != "not_available")]
+    cell = [("n/a" if e != e else f"{e:.3f} {_ci(lo, hi)}") + (" ⚑" if f is True else "")
+            for e, lo, hi, f in zip(rows["estimate"], rows["ci_low"], rows["ci_high"], rows["flagged"])]
+    index = [*by, "measure"]
+    wide = rows.assign(cell=cell).pivot_table(index=index, columns="method", values="cell", aggfunc="first",
+                                              sort=False)
+    wide = wide[[m for m in METHOD_NAMES if m in wide.columns]].rename(columns=METHOD_NAMES).reset_index()
+    return wide.assign(measure=wide["measure"].map(lambda m: POSITION_LABELS.get(m, m)))
+
+
+def position_reading(report: pd.DataFrame, *, judge: str, by: Sequence[str]) -> str:
+    """Whether a judge can be trusted to compare two outputs in a single order, in plain language.
+
+    The rule, stated on the page: trusted when its first-position preference is not flagged and the
+    lower end of its position consistency's 95% interval is at least 0.9 (the order changes at most
+    one verdict in ten), in every group.
+    """
+    rows = report[(report["judge"] == judge) & (report["method"] == "none")]
+    cons = rows[rows["measure"] == "position_consistency"]
+    pref = rows[rows["measure"] == "first_position_preference"]
+    if cons.empty or cons["estimate"].isna().all():
+        return f"**{judge}**: no item has its verdicts in both orders, so its position bias cannot be measured."
+    worst = cons.loc[cons["ci_low"].fillna(cons["estimate"]).idxmin()]
+    where = (" (" + " / ".join(str(worst[c]) for c in by) + ")") if by else ""
+    flagged = pref[pref["flagged"].fillna(False).astype(bool)]
+    text = (f"**{judge}** gives the same verdict in both orders on {worst['estimate']:.0%} of items{where} "
+            f"(95% CI {worst['ci_low']:.0%} to {worst['ci_high']:.0%}).")
+    if len(flagged):
+        f = flagged.iloc[0]
+        side = "first" if f["estimate"] > 0.5 else "second"
+        text += (f" It favours the output shown {side}: {f['estimate']:.0%} of its decisive verdicts go to the first "
+                 f"position (flagged, q = {f['q_value']:.2g}).")
+    trusted = not len(flagged) and worst["ci_low"] >= 0.9
+    text += (" It can be trusted to compare two outputs in a single order." if trusted else
+             " Do not trust it in a single order: ask it in both orders and count a disagreement as a tie, or "
+             "calibrate it (below).")
+    return text
+
+
+def calibration_maps(calibrations: Sequence, *, judge: str) -> pd.DataFrame:
+    """``method, raw, calibrated`` of one judge's fitted calibrations (each one's ``to_frame``)."""
+    parts = [c.to_frame().assign(method=c.method) for c in calibrations if c.judge == judge]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["method", "raw", "calibrated"])
+
+
+def calibrated_judges(report: pd.DataFrame) -> list[str]:
+    """The judges of a position report that have calibrated rows (they gave probabilities)."""
+    rows = report[(report["method"] != "none") & (report["measure"] != "not_available")]
+    return list(dict.fromkeys(rows["judge"].astype(str)))

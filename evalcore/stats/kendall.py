@@ -107,7 +107,9 @@ def tau_b(Wt: np.ndarray, local: np.ndarray, x: np.ndarray, y: np.ndarray,
         return np.full(R, np.nan)
     cnt = np.ones(len(x)) if count is None else np.asarray(count, dtype=float)
     N = len(x)
-    if qx * qy <= 8 * N * max(1.0, np.log2(N)):
+    # The table costs O(qx qy R), the merge O(N log N R) with a larger constant; measured on 1,000
+    # resamples the merge wins once the table has more cells than about N log2 N.
+    if qx * qy <= N * max(1.0, np.log2(N)):
         M = sparse.csr_matrix((cnt, (local, xc * qy + yc)), shape=(Wt.shape[0], qx * qy))
         return _tau_sparse(Wt, M, qx, qy)
     return tau_merge(Wt, local, xc, yc, cnt)

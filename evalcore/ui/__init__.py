@@ -26,17 +26,22 @@ from __future__ import annotations
 from .analyses import (
     AGREEMENT,
     BIAS,
+    CALIBRATIONS,
     CLASS_DISTRIBUTION,
     CONDITIONAL_DISTRIBUTION,
     CRITERION_CORRELATIONS,
+    LENGTH_CONTROLLED,
     PERPLEXITY_BY_SCORE,
+    POSITION,
     SCORE_FREQUENCIES,
+    SUPERFICIAL_CURVE,
     WINRATE,
     WINRATE_ALL,
     WINRATE_CURVE,
     Analysis,
     comparison_pairs,
     pair_data,
+    superficial_data,
     units,
 )
 from .messages import app_message
@@ -69,7 +74,7 @@ __all__ = [
     # analyses
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
-    "units", "comparison_pairs", "pair_data",
+    "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "units", "comparison_pairs", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",
 ]

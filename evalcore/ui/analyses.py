@@ -305,6 +305,97 @@ def _curve_label(data: Dataset, p: dict) -> str:
 
 WINRATE_CURVE = Analysis("winrate_curve", 2, _curve_params, _error_curve, label=_curve_label)
 
+# --------------------------------------------------------------------------- superficial quality
+
+
+def _superficial_params(*, kind: str, judge: str, q: str, by: tuple, n_boot: int, seed: int, folds: int = 5) -> dict:
+    return {"kind": kind, "judge": judge, "q": q, "by": list(by), "n_boot": n_boot, "seed": seed, "folds": folds}
+
+
+def superficial_data(*, kind: str, judge: str, q: str, by: tuple):
+    """The per-item arrays of one judge (cached): what the alpha slider recomputes from."""
+    return cache.superficial(current(), kind, judge=judge, q=q, by=by)
+
+
+def _superficial_curve(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pairwise.superficial.superficial_table` (comparisons) or
+    :func:`evalcore.pointwise.superficial.correlation_table` (ratings) for one judge."""
+    sd = cache.superficial(data, p["kind"], judge=p["judge"], q=p["q"], by=tuple(p["by"]))
+    if p["kind"] == COMPARISONS:
+        from ..pairwise.superficial import superficial_table as table_of
+    else:
+        from ..pointwise.superficial import correlation_table as table_of
+    return table_of(sd, folds=p["folds"], n_boot=p["n_boot"], seed=p["seed"])
+
+
+SUPERFICIAL_CURVE = Analysis(
+    "superficial_curve", 1, _superficial_params, _superficial_curve,
+    label=lambda data, p: f"Bootstrapping the curve over 21 alphas ({p['n_boot']:,} resamples)...")
+
+
+def _length_controlled(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pairwise.superficial.length_controlled` for one judge, with the subtracted win rate at
+    every alpha of the slider's grid (so that a slider move only selects rows)."""
+    from ..pairwise.superficial import length_controlled
+
+    return length_controlled(cache.table(data, COMPARISONS), judge=p["judge"], alpha=p["alphas"], q=p["q"],
+                             n_boot=p["n_boot"], seed=p["seed"])
+
+
+LENGTH_CONTROLLED = Analysis(
+    "length_controlled", 1,
+    lambda *, judge, alphas, q, n_boot, seed: {"judge": judge, "alphas": [float(a) for a in alphas], "q": q,
+                                               "n_boot": n_boot, "seed": seed},
+    _length_controlled, label=lambda data, p: f"Fitting the length-controlled GLM ({p['n_boot']:,} resamples)...")
+
+# --------------------------------------------------------------------------- position bias
+
+
+def _position_params(*, judges: tuple, by: tuple, methods: tuple, share: float, n_boot: int, seed: int,
+                     saved: str | None = None) -> dict:
+    return {"judges": list(judges), "by": list(by), "methods": list(methods), "share": float(share),
+            "n_boot": n_boot, "seed": seed, "saved": saved}
+
+
+def _position(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pairwise.position.position_report`; ``saved``: a calibration file's JSON applied instead
+    of fitting (:func:`evalcore.pairwise.position.loads_calibrations`)."""
+    from ..pairwise.position import loads_calibrations, position_report
+
+    given = loads_calibrations(p["saved"], file="the uploaded calibration") if p["saved"] else ()
+    return position_report(cache.table(data, COMPARISONS), judges=tuple(p["judges"]), by=tuple(p["by"]),
+                           methods=tuple(p["methods"]), estimation_share=p["share"], calibrations=given,
+                           n_boot=p["n_boot"], seed=p["seed"])
+
+
+POSITION = Analysis("position", 1, _position_params, _position,
+                    label=lambda data, p: f"Measuring position bias and calibrating ({p['n_boot']:,} resamples)...")
+
+
+def _calibrations(data: Dataset, p: dict, progress: Progress) -> dict:
+    """:func:`evalcore.pairwise.position.fit_calibrations` (the fits the report applies), as saved JSON."""
+    from ..pairwise.position import dumps_calibrations, fit_calibrations
+
+    cals = fit_calibrations(cache.table(data, COMPARISONS), judges=tuple(p["judges"]),
+                            methods=[m for m in p["methods"] if m != "none"], estimation_share=p["share"],
+                            seed=p["seed"])
+    return {"json": dumps_calibrations(cals)}
+
+
+def _as_calibrations(out: dict) -> tuple:
+    from ..pairwise.position import loads_calibrations
+
+    return loads_calibrations(out["json"])
+
+
+CALIBRATIONS = Analysis(
+    "calibrations", 1,
+    lambda *, judges, methods, share, seed: {"judges": list(judges), "methods": list(methods), "share": float(share),
+                                             "seed": seed},
+    _calibrations, decode=_as_calibrations, label=lambda data, p: "Fitting the calibrations...")
+
 #: Every declared analysis, by name.
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
-                                CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE)}
+                                CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
+                                SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
+                                CALIBRATIONS)}

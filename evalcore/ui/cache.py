@@ -99,6 +99,24 @@ def pair(data: Dataset, a: str, b: str, *, judges: tuple | None, ties: str, seed
     return _pair(data.path, data.id, data.stamp, a, b, judges, ties, seed)
 
 
+@st.cache_resource(show_spinner="Preparing the judge's scores...", max_entries=16)
+def _superficial(path: str, dataset_id: str, stamp: str, kind: str, judge: str, q: str, by: tuple):
+    frame = _table(path, dataset_id, kind, stamp)
+    if kind == COMPARISONS:
+        from ..pairwise.superficial import superficial_data
+
+        return superficial_data(frame, judge=judge, q=q, by=by)
+    from ..pointwise.superficial import pointwise_data
+
+    return pointwise_data(frame, judge=judge, q=q, by=by)
+
+
+def superficial(data: Dataset, kind: str, *, judge: str, q: str, by: tuple):
+    """:func:`evalcore.pairwise.superficial.superficial_data` (comparisons) or
+    :func:`evalcore.pointwise.superficial.pointwise_data` (ratings): what the alpha slider recomputes from."""
+    return _superficial(data.path, data.id, data.stamp, kind, judge, q, tuple(by))
+
+
 # --------------------------------------------------------------------------- the result store
 
 

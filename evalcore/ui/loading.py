@@ -138,6 +138,27 @@ def _read_raw(dataset_id: str, name: str, data: bytes, sheet: str | None) -> pd.
     return io.read_table(data, name=name, sheet=sheet)
 
 
+def _llmbar_options(dataset_id: str, files) -> tuple[dict, bool]:
+    """The judge and subset of uploaded LLMBar files: their folders named them, an upload has none.
+
+    A single ``result.json`` must be given a judge name (the strategy, Rating or Vanilla, is read from
+    its content); other file names serve as the judge's name unless one is given.
+    """
+    bare = len(files) == 1 and files[0][0].lower() in ("result.json", "results.json")
+    c1, c2 = st.columns(2)
+    judge = c1.text_input("Judge", key=f"llmbar_judge_{dataset_id}", placeholder="e.g. GPT-4",
+                          help="LLMBar's result files do not record the judge; its folder did. The strategy (Rating "
+                               "or Vanilla) is read from the file and added to the name.")
+    subset = c2.text_input("Subset (optional)", key=f"llmbar_subset_{dataset_id}",
+                           placeholder="e.g. Natural or Adversarial/Neighbor",
+                           help="Also from the folder: name it to compare subsets on the Superficial quality page.")
+    options = {k: v.strip() for k, v in (("rater", judge), ("subset", subset)) if v.strip()}
+    if bare and "rater" not in options:
+        st.caption("Name the judge to import this result.json (its file name does not say who judged).")
+        return options, False
+    return options, True
+
+
 def mapping_panel(dataset_id: str) -> None:
     ws = workspace()
     files = ws.upload(dataset_id)
@@ -154,9 +175,10 @@ def mapping_panel(dataset_id: str) -> None:
                          key=f"name_{dataset_id}")
     if preset != NONE:
         st.caption(PRESETS[preset].description)
-        if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:"):
+        options, ready = _llmbar_options(dataset_id, files) if preset == "llmbar" else ({}, True)
+        if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:", disabled=not ready):
             with guard("Importing"), st.spinner("Importing..."):
-                ing = ingest.load(paths, preset=preset, names=[n for n, _ in files])
+                ing = ingest.load(paths, preset=preset, names=[n for n, _ in files], preset_options=options)
                 _finish(dataset_id, name, ing)
         _discard_button(dataset_id)
         return
@@ -340,7 +362,8 @@ def _summary(dataset_id: str, kind: str, stamp: str, _frame: pd.DataFrame) -> tu
 
 
 #: The page of each name in :data:`evalcore.report.tables.ANALYSIS_PAGES`.
-PAGES = {"Agreement": "pages/1_Agreement.py", "Bias": "pages/2_Bias.py", "Win rates": "pages/3_Win_rates.py"}
+PAGES = {"Agreement": "pages/1_Agreement.py", "Bias": "pages/2_Bias.py", "Win rates": "pages/3_Win_rates.py",
+         "Superficial quality": "pages/4_Superficial_quality.py", "Position bias": "pages/5_Position_bias.py"}
 
 
 def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:

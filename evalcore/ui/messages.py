@@ -45,6 +45,11 @@ REWRITES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), r) for p, r
     (r"use --prior none or an out-of-distribution prior ood:A2,B2",
      "choose 'No human labels' or 'Another pair's human labels' under 'What the judges' accuracies are learnt "
      "from'"),
+    # position: saved calibrations
+    (r"give a file written by evalcore position --save-calibration",
+     "upload a file saved with 'Download the fitted calibrations (JSON)' on the Position bias page"),
+    (r"save the calibration again with evalcore position --save-calibration",
+     "download the calibration again from the Position bias page ('Download the fitted calibrations (JSON)')"),
     # io: the delimiter is detected in the app; a CLI-only aside goes, as does a bare option in parentheses
     (r"\s*\(CLI: [^)]*\)", ""),
     (r"\s*\(--[a-z][^)]*\)", ""),

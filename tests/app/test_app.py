@@ -68,10 +68,10 @@ def test_sample_button_loads_both_tables_in_one_click(ws):
     unlocks = [d.value for d in at.dataframe if "where" in d.value.columns]
     assert len(unlocks) == 2
     titles = " ".join(t for u in unlocks for t in u["title"])
-    assert "Position bias" not in titles and "CalibraEval" not in titles and "Superficial" not in titles
+    assert "Position bias" in titles and "CalibraEval" in titles and "Superficial" in titles
     assert all(u.loc[u["available"], "where"].str.contains("page").all() for u in unlocks)
     links = {link.value: link.proto.query_string for link in at.page_link}
-    assert {"Open Agreement", "Open Bias", "Open Win rates"} <= set(links)
+    assert {"Open Agreement", "Open Bias", "Open Win rates", "Open Superficial quality", "Open Position bias"} <= set(links)
     assert links["Open Bias"] == f"dataset={info.id}"
 
 
@@ -204,17 +204,22 @@ def test_llmbar_result_upload_uses_the_preset(ws):
     _clean(at)
     (pending,) = ws.list_datasets()
     assert at.selectbox(key=f"preset_{pending.id}").value == "llmbar"
+    # A bare result.json does not say who judged: the import waits for a name, never the generic "judge".
+    assert _import_button(at).disabled
+    at.text_input(key=f"llmbar_judge_{pending.id}").input("GPT-4").run()
+    at.text_input(key=f"llmbar_subset_{pending.id}").input("Natural").run()
     _import_button(at).click().run()
     _clean(at)
     frame = ws.load_table(pending.id, "comparisons")
     assert frame["item_id"].nunique() == 100
     judge = frame[frame["rater_kind"] == "judge"]
+    assert set(judge["rater"]) == {"GPT-4/Vanilla"} and set(frame["subset"]) == {"Natural"}
     assert judge.groupby("swapped").size().to_dict() == {False: 100, True: 100}
-    # Position bias has no page yet: the landing page does not promise it, and says no page can use this yet.
-    unlocks = next(d.value for d in at.dataframe if "where" in d.value.columns)
-    assert not unlocks["available"].any() and not unlocks["title"].str.contains("Position bias").any()
-    assert any("No page can use these pairwise comparisons yet" in i.value for i in at.info)
-    assert not [link for link in at.page_link if link.value.startswith("Open ")]
+    # Verdicts in both orders unlock the Position bias page (and nothing that needs systems or probabilities).
+    unlocks = next(d.value for d in at.dataframe if "where" in d.value.columns).set_index("title")
+    assert unlocks["available"].sum() == 1
+    assert unlocks.filter(like="Position bias", axis=0)["available"].any()
+    assert [link.value for link in at.page_link if link.value.startswith("Open ")] == ["Open Position bias"]
 
 
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")

@@ -321,6 +321,82 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
         server.stop()
 
 
+def test_superficial_quality_slider_on_llmbar_rating_files(browser, tmp_path):
+    """LLMBar's Rating files: the alpha slider moved with the keyboard, the reading and table follow."""
+    llmbar = ROOT.parent / "shared" / "datasets" / "llmbar"
+    if not llmbar.exists():
+        pytest.skip("../shared/datasets/llmbar is absent")
+    from evalcore.data.ingest import load
+    from evalcore.data.store import Workspace
+
+    files = [llmbar / sub / "evaluators" / judge / "Rating_NoRules" / "result.json"
+             for sub in ("Natural", "Adversarial/Neighbor", "Adversarial/GPTInst", "Adversarial/GPTOut",
+                         "Adversarial/Manual") for judge in ("GPT-4", "ChatGPT")]
+    ws = tmp_path / "workspace.duckdb"
+    did = Workspace(ws).save_dataset("LLMBar Rating", {"comparisons": load(files, preset="llmbar").frame})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    server = Server(ws, tmp_path / "streamlit.log").start()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page.goto(f"{server.url}/Superficial_quality?dataset={did}", wait_until="domcontentloaded")
+        _settle(page, timeout=240_000)
+        page.screenshot(path=str(SHOTS / "page_Superficial_quality_llmbar.png"), full_page=True)
+        assert not _exceptions(page)
+        assert page.get_by_text(re.compile(r"helps on .*Adversarial/Neighbor by \+")).count() >= 1
+        thumb = page.locator('[data-testid="stMain"] input[type="range"]').first
+        thumb.focus()
+        for _ in range(4):
+            thumb.press("ArrowRight")
+        _settle(page, timeout=60_000)
+        assert thumb.get_attribute("aria-valuetext") == "0.7"
+        assert not _exceptions(page)
+        assert page.get_by_text(re.compile(r"at alpha = 0\.7")).count() >= 1
+        # open a changed verdict: its outputs are shown as text
+        assert page.locator('[data-testid="stText"]').count() == 2
+        page.screenshot(path=str(SHOTS / "page_Superficial_quality_llmbar_0.7.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()
+
+
+def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(browser, tmp_path):
+    """A single LLMBar result.json uploaded in the browser (named by the user), then the Position bias page;
+    the sample's judge with probabilities shows the calibration table and map."""
+    result = ROOT.parent / "shared" / "datasets" / "llmbar" / "Natural" / "evaluators" / "GPT-4" / "Vanilla_NoRules"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
+    try:
+        page = _open_with_sample(browser, server)
+        page.goto(f"{server.url}/Position_bias?dataset={_dataset_in_url(page)}", wait_until="domcontentloaded")
+        _settle(page, timeout=240_000)
+        assert not _exceptions(page)
+        assert page.get_by_text("Calibration: before and after").count() == 1
+        assert page.get_by_text(re.compile(r"gpt-4/pairwise.*gives the same verdict")).count() == 1
+        page.screenshot(path=str(SHOTS / "page_Position_bias_sample.png"), full_page=True)
+        if (result / "result.json").exists():
+            page.goto(server.url, wait_until="domcontentloaded")
+            _settle(page)
+            page.get_by_role("tab", name=re.compile("Upload a file")).click()
+            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(result / "result.json"))
+            page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
+            _settle(page)
+            page.get_by_label("Judge").fill("GPT-4")
+            page.get_by_label("Judge").press("Enter")
+            _settle(page)
+            page.get_by_role("button", name="Import").click()
+            page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
+            _settle(page)
+            page.get_by_role("link", name="Open Position bias").click()
+            _settle(page, timeout=120_000)
+            assert not _exceptions(page)
+            assert page.get_by_text(re.compile(r"GPT-4/Vanilla.*gives the same verdict in both orders on 97%")).count() == 1
+            assert page.get_by_text("This file has verdicts only").count() == 1
+            page.screenshot(path=str(SHOTS / "page_Position_bias_llmbar_upload.png"), full_page=True)
+        page.close()
+    finally:
+        server.stop()
+
+
 def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(browser, tmp_path):
     """Two browser contexts (two people at once) open different datasets; each keeps its own across reloads,
     and switching the dataset in the sidebar on every page keeps the selectors filled."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from evalcore.cli import main
-from tests.helpers import LLMBAR, needs_datasets
+from tests.helpers import HANNA, LLMBAR, PANDALM, needs_datasets
 
 
 @needs_datasets
@@ -31,3 +31,36 @@ def test_superficial_needs_scores(capsys):
     path = str(LLMBAR / "Natural/evaluators/GPT-4/Vanilla_NoRules/result.json")
     assert main(["superficial", path, "--preset", "llmbar"]) != 0
     assert "score_a" in capsys.readouterr().err
+
+
+@needs_datasets
+def test_superficial_pointwise_hanna(capsys):
+    code = main(["superficial", str(HANNA), "--preset", "hanna", "--judge", "ChatGPT/prompt1", "--q", "text_length",
+                 "--alphas", "0:1:0.5", "--boot", "50", "--json"])
+    assert code == 0
+    recs = json.loads(capsys.readouterr().out)
+    taus = [r for r in recs if r["measure"] == "kendall_tau"]
+    assert len(taus) == 6 * 3 and {r["criterion"] for r in taus} == {"Coherence", "Complexity", "Empathy",
+                                                                     "Engagement", "Relevance", "Surprise"}
+    coh0 = next(r for r in taus if r["criterion"] == "Coherence" and r["alpha"] == 0)
+    assert round(coh0["estimate"], 3) == 0.376 and coh0["n"] == 1056
+    assert sum(r["measure"] == "alpha_cv" for r in recs) == 6
+    assert sum(r["measure"] == "kendall_tau_cv" for r in recs) == 6
+
+
+@needs_datasets
+def test_superficial_length_controlled_pandalm(capsys):
+    code = main(["superficial", str(PANDALM), "--preset", "pandalm", "--length-controlled", "--judge", "pandalm-7b",
+                 "--boot", "50", "--json"])
+    assert code == 0
+    recs = json.loads(capsys.readouterr().out)
+    assert {r["measure"] for r in recs} == {"win_rate", "lc_win_rate", "human_win_rate"}
+    assert len(recs) == 3 * 10  # 5 systems: 10 pairs
+    for r in recs:
+        assert r["ci_low"] <= r["estimate"] <= r["ci_high"]
+
+
+@needs_datasets
+def test_length_controlled_needs_pairs(capsys):
+    assert main(["superficial", str(HANNA), "--preset", "hanna", "--length-controlled"]) == 1
+    assert "comparisons" in capsys.readouterr().err

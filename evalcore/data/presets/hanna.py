@@ -75,7 +75,9 @@ def _score_files(paths: Any) -> list[Path]:
     return files
 
 
-_PIECES = ("item_id", "system", "criterion", "rater", "rater_kind", "score")
+_PIECES = ("item_id", "system", "criterion", "rater", "rater_kind", "score", "text_length")
+# The one automatic metric kept: the story's length, a superficial quality (Q) of the story.
+_LENGTH = re.compile(r"^Text length\b")
 
 
 class _Collected:
@@ -103,7 +105,7 @@ def _rating_columns(frame: pd.DataFrame, acc: _Collected) -> list[tuple[str, str
             use.append((c, HANNA_CRITERIA[m.group(2)], f"{m.group(1)}/prompt{m.group(3)}", columns.JUDGE))
             acc.llms.add(m.group(1))
             continue
-        if c != "Model":
+        if c != "Model" and not _LENGTH.match(c):
             acc.skipped_cols.add(c)
     return use
 
@@ -121,6 +123,8 @@ def _read_system(rec: dict[str, Any], row: int, path: Path, use: list[tuple[str,
     acc.systems_seen[system] = path
     n = None
     pieces = acc.pieces
+    length_col = next((c for c in rec if _LENGTH.match(str(c))), None)
+    length = _parse_list_cell(rec[length_col], path=path, row=row, column=length_col) if length_col else None
     for col, crit, rater, kind in use:
         values = _parse_list_cell(rec[col], path=path, row=row, column=col)
         if values is None:
@@ -139,6 +143,8 @@ def _read_system(rec: dict[str, Any], row: int, path: Path, use: list[tuple[str,
         pieces["rater"].append(np.full(n, rater, dtype=object))
         pieces["rater_kind"].append(np.full(n, kind, dtype=object))
         pieces["score"].append(np.asarray(values, dtype=float))
+        pieces["text_length"].append(np.asarray(length, dtype=float) if length is not None and len(length) == n
+                                     else np.full(n, np.nan))
     acc.n_items += n or 0
 
 
@@ -162,6 +168,8 @@ def _notes(acc: _Collected) -> list[str]:
         left.append(f"{plural(len(avg), 'LLM AVG column')}")
     if metrics:
         left.append(f"{plural(metrics, 'automatic metric column')}")
+    notes.append("Kept of the automatic metrics: 'Text length' as the column text_length, a superficial quality "
+                 "(Q) for superficial-quality subtraction.")
     if left:
         notes.append("Not imported: " + ", ".join(left) + ".")
     if acc.empty_cells:
@@ -191,7 +199,9 @@ def read_hanna(paths: Any) -> PresetResult:
       (Beluga-13B, OrcaPlatypus, Mistral-7B, Llama-13B, ChatGPT in the published file;
       each score is the average of 3 samples).
     * not read: the aggregate criterion columns (``Relevance``... = mean of Human 1-3),
-      ``Human Avg k`` columns, the LLMs' ``AVG`` columns and the automatic metrics.
+      ``Human Avg k`` columns, the LLMs' ``AVG`` columns and the automatic metrics, except
+      ``Text length``, kept as the per-item column ``text_length`` (a superficial quality ``Q``
+      for :mod:`evalcore.pointwise.superficial`).
 
     Parameters
     ----------

@@ -160,6 +160,32 @@ def _add_judge(acc: _Collected, last: dict[str, Any], verdicts: dict[str, Any], 
                          **texts})
 
 
+def strategy_of(data: list) -> str:
+    """``Rating`` when the verdicts carry scores (``score_1``/``score_2``), else ``Vanilla``: what a file's
+    content tells of its prompting strategy (its exact name, e.g. ``Rating_NoRules``, is only in the path)."""
+    last = data[0].get("results") if data and isinstance(data[0], dict) else None
+    last = last[-1] if isinstance(last, list) and last and isinstance(last[-1], dict) else {}
+    return "Rating" if "score_1" in last else "Vanilla"
+
+
+def _judge_name(rater: str | None, path_rater: str | None, path: Path, data: list) -> str:
+    """The judge's name: given, else from the LLMBar path, else the file's name with the strategy its content shows.
+
+    An upload in the browser has no path, and a file named ``result.json`` no name: such a file is
+    ``'<strategy> judge (result.json)'`` unless a name is given (the app asks for one).
+    """
+    if rater is not None and rater.strip():
+        rater = rater.strip()
+        strategy = strategy_of(data)
+        return rater if "/" in rater or strategy.lower() in rater.lower() else f"{rater}/{strategy}"
+    if path_rater:
+        return path_rater
+    stem = path.stem
+    if stem.lower() not in ("result", "results"):
+        return stem
+    return f"{strategy_of(data)} judge ({path.name})"
+
+
 def _read_file(acc: _Collected, path: Path, *, rater: str | None, subset: str | None) -> None:
     """Add one result file's gold and judge rows; a judge read twice on a subset is an error."""
     data = load_json(path)
@@ -167,7 +193,7 @@ def _read_file(acc: _Collected, path: Path, *, rater: str | None, subset: str | 
         raise DataError("is not an LLMBar result file (expected a non-empty list of items)", file=str(path), fix=_FIX)
     path_subset, path_rater = _path_info(path)
     sub = subset if subset is not None else path_subset
-    judge = rater if rater is not None else (path_rater or "judge")
+    judge = _judge_name(rater, path_rater, path, data)
     acc.any_subset = acc.any_subset or bool(sub)
     key = (sub or "", judge)
     if key in acc.seen:
@@ -229,7 +255,9 @@ def read_llmbar(paths: Any, *, rater: str | None = None, subset: str | None = No
       ``"2"`` -> ``'b'``); any other verdict is kept as a row with ``invalid=True`` and an
       empty ``winner`` (a missing verdict for win rates), counted in ``notes``; the
       ``invalid`` column is present only when some verdict is unparseable.
-      ``rater='<judge>/<strategy>'`` from the path.
+      ``rater='<judge>/<strategy>'`` from the path; without one (a file uploaded in the browser),
+      ``rater`` as given (with the strategy the content shows, ``Rating`` or ``Vanilla``,
+      appended), else the file's name, never a bare ``'judge'``.
     * ``item_id='<subset>/<i>'`` (e.g. ``'Natural/0'``, ``'Adversarial/GPTInst/3'``), stable
       across judges; ``subset`` column from the path. ``system_a``/``system_b`` are absent:
       LLMBar does not name the generators. ``a`` is ``output_1``.
@@ -248,8 +276,8 @@ def read_llmbar(paths: Any, *, rater: str | None = None, subset: str | None = No
         ``result.json`` files and/or folders (walked for ``result*.json``). Explicitly given
         ``dataset.json`` / ``statistics.json`` are skipped with a note.
     rater
-        Judge id for every file, when the path does not say (default: from the path,
-        else ``'judge'``).
+        Judge id for every file, when the path does not say (default: from the path, else the
+        file's name; ``'<strategy> judge (result.json)'`` for a bare ``result.json``).
     subset
         Subset name for every file (default: from the path, else none).
 

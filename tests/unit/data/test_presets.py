@@ -210,9 +210,14 @@ def test_llmbar_flat_file_without_folder_structure(tmp_path):
     shutil.copy(src, flat)
     plain = read_preset("llmbar", [flat])
     _check_canonical(plain)
-    assert set(plain.frame["rater"]) == {"gold", "judge"}
+    # never the generic "judge": the strategy its content shows, and the file it came from
+    assert set(plain.frame["rater"]) == {"gold", "Vanilla judge (result.json)"}
     assert "subset" not in plain.frame.columns
     assert plain.frame["item_id"].nunique() == 100 and "0" in set(plain.frame["item_id"])
+    assert set(read_preset("llmbar", [flat], rater="GPT-4").frame["rater"]) == {"gold", "GPT-4/Vanilla"}
+    rating = tmp_path / "GPT-4 rating.json"
+    shutil.copy(src.parent.parent / "Rating_NoRules" / "result.json", rating)
+    assert set(read_preset("llmbar", [rating]).frame["rater"]) == {"gold", "GPT-4 rating"}
     named = read_preset("llmbar", [flat], rater="GPT-4/Vanilla_NoRules", subset="Natural")
     assert set(named.frame["item_id"]) == {f"Natural/{i}" for i in range(100)}
     assert _llmbar_stats(named.frame, "Natural", "GPT-4/Vanilla_NoRules") == {
@@ -267,7 +272,7 @@ def test_llmbar_errors_name_the_file(tmp_path):
     src = _dataset("llmbar") / "Natural" / "evaluators" / "GPT-4" / "Vanilla_NoRules" / "result.json"
     shutil.copy(src, a / "result.json")
     shutil.copy(src, b / "result.json")
-    with pytest.raises(DataError, match="holds the verdicts of judge 'judge'"):
+    with pytest.raises(DataError, match=r"holds the verdicts of judge 'Vanilla judge \(result.json\)'"):
         read_preset("llmbar", [a / "result.json", b / "result.json"])
 
 
@@ -392,7 +397,8 @@ def test_hanna_shape_raters_and_criteria(hanna_all):
     assert set(humans["score"].unique()) == {1.0, 2.0, 3.0, 4.0, 5.0}
     assert (judges["score"] % 1 != 0).any()  # averages of 3 samples
     assert any("averages of 3 samples" in n for n in hanna_all.notes)
-    assert any("72 automatic metric columns" in n for n in hanna_all.notes)
+    assert any("71 automatic metric columns" in n for n in hanna_all.notes)  # Text length is kept
+    assert any("'Text length' as the column text_length" in n for n in hanna_all.notes)
 
 
 def test_hanna_human_mean_equals_the_aggregate_columns(hanna_all):

@@ -317,8 +317,7 @@ def test_summarize_ratings_counts():
 
 def test_analyses_say_what_is_missing():
     av = schema.analyses(_hand_made_ratings(), table="ratings").set_index("analysis")
-    assert len(av) == len(schema.ANALYSES) == 10  # only analyses with a page or a command (issue 12)
-    assert not {a.name for a in schema.PLANNED} & set(av.index)
+    assert len(av) == len(schema.ANALYSES) == 14  # only analyses with a page or a command (issue 12)
     assert av.loc["familiarity", "missing"] == "column 'perplexity' (or 'text' for a local proxy)"
     assert av.loc["anchoring_position", "missing"] == "column 'position'"
     assert av.loc["win_rate", "missing"] == ("a comparisons table (columns system_a, system_b and judge verdicts "
@@ -344,7 +343,7 @@ def test_summarize_comparisons_counts():
     s = schema.summarize(checked.frame, table="comparisons")
     assert (s.rows, s.items, s.human_raters, s.judges, s.systems) == (6, 2, 1, 1, ("m1", "m2", "m3"))
     assert s.criteria == () and s.max_humans_per_item == 1
-    assert s.unlocks == ("win_rate",)  # position bias has no page yet (issue 12)
+    assert s.unlocks == ("win_rate", "position_bias")  # prob_a alone is not CalibraEval's three prompts
     av = schema.analyses(checked.frame, table="comparisons").set_index("analysis")
     assert av.loc["agreement_humans", "missing"] == "a ratings table (2+ human raters per item)"
 

@@ -162,3 +162,26 @@ def test_pandalm_keeps_texts():
     frame = load([PANDALM], preset="pandalm").frame
     assert {"text_a", "text_b"} <= set(frame.columns)
     assert frame["text_a"].notna().all()
+
+
+@needs_datasets
+def test_length_controlled_intervals_and_human_win_rate_on_pandalm():
+    from evalcore.data.ingest import load
+    from tests.helpers import PANDALM
+
+    frame = load(PANDALM, preset="pandalm").frame
+    res = sp.length_controlled(frame, judge="pandalm-7b", n_boot=200)
+    row = res[(res.system_a == "llama-7b") & (res.system_b == "opt-7b")].set_index("measure")
+    assert (row["ci_low"] <= row["estimate"]).all() and (row["estimate"] <= row["ci_high"]).all()
+    # the humans' win rate, independently: strict majority of the three annotators per item
+    hum = frame[frame.rater_kind == "human"]
+    items = frame[(frame.rater == "pandalm-7b") & frame.winner.isin(["a", "b"])
+                  & (((frame.system_a == "llama-7b") & (frame.system_b == "opt-7b"))
+                     | ((frame.system_a == "opt-7b") & (frame.system_b == "llama-7b")))]
+    wins = []
+    for _, r in items.iterrows():
+        v = hum[hum.item_id == r.item_id]["winner"].value_counts()
+        if len(v) and v.iloc[0] > v.sum() / 2 and v.index[0] != "tie":
+            wins.append(float(v.index[0] == ("a" if r.system_a == "llama-7b" else "b")))
+    assert row.loc["human_win_rate", "estimate"] == pytest.approx(np.mean(wins))
+    assert row.loc["win_rate", "n"] == items.item_id.nunique()

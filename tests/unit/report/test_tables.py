@@ -160,8 +160,10 @@ def test_every_unlocked_analysis_has_a_page():
         listed |= set(av["analysis"])
         assert tables.unlocked(av, kind)["where"].str.contains(" page").all()
     assert listed == set(tables.ANALYSIS_PAGES)
-    assert tables.unlocked_pages(schema.analyses(ratings, table="ratings"), "ratings") == ["Agreement", "Bias"]
-    assert tables.unlocked_pages(schema.analyses(comparisons, table="comparisons"), "comparisons") == ["Win rates"]
+    assert tables.unlocked_pages(schema.analyses(ratings, table="ratings"), "ratings") == [
+        "Agreement", "Bias", "Superficial quality"]
+    assert tables.unlocked_pages(schema.analyses(comparisons, table="comparisons"), "comparisons") == [
+        "Win rates", "Superficial quality", "Position bias"]
 
 
 def test_first_judges_and_raters_with_role():

@@ -1,0 +1,216 @@
+"""Superficial quality: does the judge reward outputs that only look good? (Zhou et al. 2024; Dubois et al. 2024)
+
+Each section, and the evalcore function that computes what it shows:
+
+- :func:`controls`: the judges are :func:`evalcore.report.tables.judge_names`, the superficial qualities
+  :func:`evalcore.pairwise.superficial.q_options` or :func:`evalcore.pointwise.superficial.q_options`.
+- :func:`curve_section`: :func:`evalcore.pairwise.superficial.superficial_table` (pairwise: accuracy against
+  gold) or :func:`evalcore.pointwise.superficial.correlation_table` (pointwise: rank correlation with the
+  humans) via ``ui.SUPERFICIAL_CURVE``, drawn by :func:`evalcore.report.plots.alpha_curve_figure`.
+- :func:`at_alpha_section`: the curve's rows at the slider's alpha and, pairwise,
+  :func:`evalcore.pairwise.superficial.flips` on the cached per-item arrays (``ui.superficial_data``): the only
+  computation a slider move triggers; read by :func:`evalcore.report.tables.superficial_reading`.
+- :func:`flipped_section`: :func:`evalcore.pairwise.superficial.decisions` at the slider's alpha.
+- :func:`length_controlled_section`: :func:`evalcore.pairwise.superficial.length_controlled`
+  (``ui.LENGTH_CONTROLLED``).
+"""
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from evalcore import ui
+from evalcore.columns import COMPARISONS, RATINGS
+from evalcore.pairwise import superficial as sp
+from evalcore.pointwise import superficial as ps
+from evalcore.report import plots, tables
+
+ALPHAS = [round(0.05 * i, 2) for i in range(21)]
+Q_LABEL = {"superficial": "superficial score (superficial_a / superficial_b)", "length": "length in characters",
+           "words": "length in words"}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the controls chose."""
+
+    kind: str
+    judge: str
+    q: str
+    by: tuple
+    alpha: float
+    n_boot: int
+    seed: int
+    rank_measure: str = "kendall_tau"
+
+    @property
+    def pairwise(self) -> bool:
+        return self.kind == COMPARISONS
+
+    @property
+    def measure(self) -> str:
+        return "accuracy" if self.pairwise else self.rank_measure
+
+    @property
+    def label(self) -> str:
+        return {"accuracy": "accuracy against gold", "kendall_tau": "Kendall's tau with the humans",
+                "spearman_rho": "Spearman's rho with the humans"}[self.measure]
+
+    @property
+    def group(self) -> tuple:
+        return self.by if self.pairwise else ("criterion", *self.by)
+
+
+def header() -> None:
+    ui.page("Superficial quality", icon=":material/format_size:")
+    st.title("Superficial quality: does the judge reward outputs that only look good?")
+    st.caption("Judges prefer outputs that are long, fluent or confident even when they do not follow the "
+               "instruction. Zhou et al. (2024) subtract a superficial-quality score Q from the judge's score P: "
+               "P̂ = Norm(P) − α·Norm(Q), with min-max Norm (the paper prints Normalize inverted; min-max keeps a "
+               "higher score higher). Move α to see what the correction does, with 95% item-bootstrap intervals.")
+
+
+def table_kind(info) -> str:
+    kinds = [k for k in (COMPARISONS, RATINGS) if k in info.tables]
+    if len(kinds) == 1:
+        return kinds[0]
+    return st.radio("Judgments", ui.choice("sq_kind", kinds), key="sq_kind", horizontal=True,
+                    format_func={COMPARISONS: "pairwise (which output is better)",
+                                 RATINGS: "pointwise (a score per output)"}.get)
+
+
+def _judges(frame, kind: str) -> list:
+    judges = tables.judge_names(frame)
+    if kind == COMPARISONS:
+        judges = tables.scoring_judges(frame, judges)
+    return judges
+
+
+def controls(frame, kind: str) -> Selection | None:
+    judges = _judges(frame, kind)
+    if not judges:
+        st.info("No judge in this dataset scores each output (pairwise: columns score_a and score_b, as LLMBar's "
+                "Rating strategies write them). Subtracting superficial quality needs the judge's score of each "
+                "output, not only its verdict.", icon=":material/info:")
+        return None
+    qs = sp.q_options(frame) if kind == COMPARISONS else ps.q_options(frame)
+    if not qs:
+        st.info("This dataset has no superficial quality to subtract: pairwise it needs superficial_a/superficial_b "
+                "or the outputs' texts (text_a, text_b); pointwise a 'text' column, a numeric per-item column such "
+                "as text_length, or a second judge.", icon=":material/info:")
+        return None
+    segs = [c for c in ("subset", "language", "task") if c in frame.columns]
+    # Pairwise, LLMBar's subsets are the point (Natural against Adversarial); pointwise, criteria already split.
+    default_by = segs[:1] if kind == COMPARISONS else []
+    c1, c2, c3 = st.columns([3, 3, 2])
+    judge = c1.selectbox("Judge", ui.choice("sq_judge", judges), key="sq_judge")
+    q = c2.selectbox("Superficial quality Q", ui.choice("sq_q", qs), key="sq_q",
+                     format_func=lambda v: Q_LABEL.get(v, v.replace("rater:", "scores of ")),
+                     help="What is subtracted: a column of superficial scores, the outputs' length, or (pointwise) "
+                          "another judge that rates only fluency and style.")
+    by = c3.multiselect("Break down by", ui.choices(f"sq_by_{kind}", segs, default_by), key=f"sq_by_{kind}")
+    alpha = st.select_slider("α: how much of the superficial quality to subtract", ALPHAS, value=0.5, key="sq_alpha",
+                             help="0 is the raw judge. The curve below is computed once; moving α only recounts "
+                                  "the verdicts.")
+    with st.expander("Options: measure, resamples, seed"):
+        o1, o2, o3 = st.columns(3)
+        rank = o1.radio("Pointwise measure", ["kendall_tau", "spearman_rho"], key="sq_rank", disabled=kind != RATINGS,
+                        format_func={"kendall_tau": "Kendall's tau", "spearman_rho": "Spearman's rho"}.get)
+        n_boot = int(o2.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot"))
+        seed = int(o3.number_input("Seed", 0, 2**31 - 1, 0, key="sq_seed"))
+    return Selection(kind, judge, q, tuple(by), float(alpha), n_boot, seed, rank)
+
+
+def curve_section(sel: Selection):
+    table = ui.SUPERFICIAL_CURVE.result(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by, n_boot=sel.n_boot,
+                                        seed=sel.seed)
+    curve, cv = tables.superficial_curve(table, by=sel.group, measure=sel.measure)
+    st.plotly_chart(plots.alpha_curve_figure(curve, label=sel.label, alpha=sel.alpha, cv=cv), key="sq_curve")
+    st.caption("Each line is a group with its 95% band; the dashed line is the slider's α and the star the α "
+               "chosen by 5-fold cross-validation (on training folds of items; held-out results in the table).")
+    return table
+
+
+def at_alpha_section(sel: Selection, table):
+    flips = None
+    if sel.pairwise:
+        data = ui.superficial_data(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by)
+        flips = sp.flips(data, sel.alpha)
+    at = tables.superficial_at(table, sel.alpha, by=sel.group, measure=sel.measure, flips=flips)
+    st.subheader(f"At α = {sel.alpha:g}")
+    st.markdown(tables.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label))
+    st.dataframe(tables.superficial_shown(at, by=sel.group, label=sel.measure.replace("_", " ")), hide_index=True)
+    d1, d2 = st.columns(2)
+    with d1:
+        ui.download_csv(at, file_name="superficial_at_alpha.csv", label="Download this table (CSV)", key="sq_dl_at")
+    with d2:
+        ui.download_csv(table, file_name="superficial_curve.csv", label="Download the whole curve (CSV)",
+                        key="sq_dl_curve")
+    held = table[table["measure"].isin(["accuracy_cv", "kendall_tau_cv"])]
+    with st.expander("Cross-validated alpha: held-out results"):
+        st.dataframe(held, hide_index=True)
+        st.caption("α is chosen on four fifths of the items and scored on the fifth left out, for each fifth in "
+                   "turn. A held-out result close to the raw one means the gain on the curve is not reliable.")
+
+
+def flipped_section(sel: Selection, frame) -> None:
+    data = ui.superficial_data(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by)
+    dec = sp.decisions(data, sel.alpha)
+    flipped = dec[dec["flipped"]]
+    st.subheader(f"Verdicts that changed at α = {sel.alpha:g}")
+    if flipped.empty:
+        st.caption("No verdict changed.")
+        return
+    st.caption("Right = 1, wrong = 0, a tie = 0.5 (half right). Pick an item below to read its two outputs.")
+    st.dataframe(flipped.drop(columns="flipped"), hide_index=True, column_config={
+        "decision_raw": "judge's verdict", "decision": f"verdict at α = {sel.alpha:g}", "correct_raw": "right before",
+        "correct": "right now"})
+    ui.download_csv(flipped, file_name="superficial_flipped.csv", label="Download the changed verdicts (CSV)",
+                    key="sq_dl_flip")
+    if {"text_a", "text_b"} <= set(frame.columns):
+        item = st.selectbox("Open an item", ui.choice("sq_item", list(flipped["item_id"])), key="sq_item")
+        texts = frame[frame["item_id"].astype(str) == item].iloc[0]
+        c1, c2 = st.columns(2)
+        for col, side in ((c1, "a"), (c2, "b")):
+            with col:
+                st.markdown(f"**Output {side}**" + (" (gold)" if dec.set_index("item_id").loc[item, "gold"] == side
+                                                     else ""))
+                st.text(str(texts[f"text_{side}"]))  # plain text: nothing in it is rendered
+
+
+def length_controlled_section(sel: Selection, frame) -> None:
+    st.subheader("The length-controlled alternative (AlpacaEval 2)")
+    if not {"system_a", "system_b"} <= set(frame.columns):
+        st.info("The length-controlled win rate compares systems, and this dataset does not name them (columns "
+                "system_a and system_b; LLMBar's outputs have no system). The accuracy above is the comparison "
+                "that applies here.", icon=":material/info:")
+        return
+    lc = ui.LENGTH_CONTROLLED.result(judge=sel.judge, alphas=tuple(ALPHAS), q=sel.q, n_boot=sel.n_boot,
+                                     seed=sel.seed)
+    st.dataframe(tables.length_controlled_view(lc, sel.alpha), hide_index=True)
+    st.caption("Per system pair, the share of items the first system wins, with 95% intervals: the judge's raw win rate, the length-controlled win rate (a logistic GLM of the "
+               "judge's preference on the two systems and the standardised difference in Q, predicted at no "
+               "difference; Dubois et al. 2024), the win rate after subtracting Q at the slider's α, and the "
+               "humans' own win rate where they judged the items, the number the others should approach.")
+    ui.download_csv(lc, file_name="length_controlled.csv", label="Download (CSV)", key="sq_dl_lc")
+
+
+def main() -> None:
+    header()
+    info = ui.current_info()
+    if info is None or not ({COMPARISONS, RATINGS} & set(info.tables)):
+        ui.require_table(COMPARISONS)
+    with ui.guard("Subtracting superficial quality"):
+        kind = table_kind(info)
+        frame = ui.require_table(kind)
+        sel = controls(frame, kind)
+        if sel is None:
+            return
+        table = curve_section(sel)
+        at_alpha_section(sel, table)
+        if sel.pairwise:
+            flipped_section(sel, frame)
+            length_controlled_section(sel, frame)
+
+
+main()

@@ -1,0 +1,125 @@
+"""The Superficial quality page (AppTest): the alpha slider on the sample, LLMBar and a pointwise table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.data.ingest import load, load_samples
+from evalcore.pairwise import superficial as sp
+from tests.helpers import LLMBAR, ROOT, needs_datasets
+
+PAGE = str(ROOT / "pages" / "4_Superficial_quality.py")
+
+pytestmark = pytest.mark.slow
+
+
+def _page(dataset: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    if dataset is not None:
+        at.query_params["dataset"] = dataset
+    return at.run().switch_page(PAGE).run()
+
+
+def _reading(at: AppTest) -> str:
+    (text,) = [m.value for m in at.markdown if m.value.startswith(("Subtracting superficial quality", "At alpha"))]
+    return text
+
+
+def _sample_tables() -> dict:
+    return {kind: ing.frame for kind, ing in load_samples().items()}
+
+
+def _sample(ws) -> str:
+    return ws.save_dataset("sample", _sample_tables())
+
+
+def test_page_without_data_says_what_to_do(ws):
+    at = _page()
+    assert not at.exception
+    assert any("Load the sample data" in i.value for i in at.info)
+
+
+def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monkeypatch):
+    did = _sample(ws)
+    calls = []
+    real = sp.alpha_curve
+    monkeypatch.setattr(sp, "alpha_curve", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = _page(did)
+    assert not at.exception, [e.value for e in at.exception]
+    judge = at.selectbox(key="sq_judge").value
+    frame = _sample_tables()["comparisons"]
+    data = sp.superficial_data(frame, judge=judge, q="superficial", by=("subset",))
+    expected = sp.flips(data, 0.5).set_index("subset")
+    shown = at.dataframe[0].value.set_index("subset")
+    for subset in ("Adversarial", "Natural"):
+        acc = float(shown.loc[subset, "accuracy at alpha"].split()[0])
+        assert acc == pytest.approx(expected.loc[subset, "accuracy"], abs=5e-4)
+        assert shown.loc[subset, "right → wrong"] == expected.loc[subset, "right_to_wrong"]
+    assert "helps on Adversarial" in _reading(at)
+    assert calls == [1]
+    at.select_slider(key="sq_alpha").set_value(0.9).run()
+    assert not at.exception
+    assert "alpha = 0.9" in _reading(at)
+    expected = sp.flips(data, 0.9).set_index("subset")
+    shown = at.dataframe[0].value.set_index("subset")
+    assert float(shown.loc["Adversarial", "accuracy at alpha"].split()[0]) == pytest.approx(
+        expected.loc["Adversarial", "accuracy"], abs=5e-4)
+    assert calls == [1]  # the curve was not recomputed
+    lc = at.dataframe[-1].value
+    assert list(lc.columns) == ["system", "against", "items", "raw win rate", "length-controlled",
+                                "after subtracting Q (α = 0.9)", "humans"]
+    assert len(lc) == 6  # the sample's six system pairs
+
+
+def test_alpha_zero_says_nothing_is_subtracted(ws):
+    at = _page(_sample(ws))
+    at.select_slider(key="sq_alpha").set_value(0.0).run()
+    assert "nothing is subtracted" in _reading(at)
+
+
+@needs_datasets
+def test_llmbar_rating_files_adversarial_gain_and_no_systems(ws):
+    files = [LLMBAR / "Natural/evaluators/GPT-4/Rating_NoRules/result.json",
+             LLMBAR / "Adversarial/Neighbor/evaluators/GPT-4/Rating_NoRules/result.json"]
+    ing = load(files, preset="llmbar")
+    at = _page(ws.save_dataset("LLMBar rating", {"comparisons": ing.frame}))
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="sq_q").value == "length"
+    text = _reading(at)
+    assert "helps on Adversarial/Neighbor" in text
+    assert any("does not name them" in i.value for i in at.info)
+    # opening a flipped item shows its two outputs as plain text
+    item = at.selectbox(key="sq_item").value
+    row = ing.frame[ing.frame["item_id"].astype(str) == item].iloc[0]
+    assert {t.value for t in at.text} >= {row["text_a"], row["text_b"]}
+
+
+@needs_datasets
+def test_verdict_only_file_explains_what_is_needed(ws):
+    ing = load([LLMBAR / "Natural/evaluators/GPT-4/Vanilla_NoRules/result.json"], preset="llmbar")
+    at = _page(ws.save_dataset("vanilla", {"comparisons": ing.frame}))
+    assert not at.exception
+    assert any("score_a and score_b" in i.value for i in at.info)
+
+
+def test_pointwise_table_and_switching_datasets_mid_page(ws):
+    rng = np.random.default_rng(0)
+    n = 120
+    quality, length = rng.normal(size=n), rng.uniform(0, 3, n)
+    ids = [f"i{k}" for k in range(n)]
+    rows = [pd.DataFrame({"item_id": ids, "rater": "gpt-4", "rater_kind": "judge", "criterion": "overall",
+                          "score": quality + length, "text_length": length})]
+    rows += [pd.DataFrame({"item_id": ids, "rater": f"h{r}", "rater_kind": "human", "criterion": "overall",
+                           "score": np.round(quality + rng.normal(scale=0.3, size=n), 1), "text_length": length})
+             for r in range(2)]
+    pointwise = ws.save_dataset("pointwise", {"ratings": pd.concat(rows, ignore_index=True)})
+    sample = _sample(ws)
+    at = _page(sample)
+    assert "helps on Adversarial" in _reading(at)
+    at.sidebar.selectbox(key="sidebar_dataset").set_value(pointwise).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="sq_q").value == "text_length"
+    assert "helps on overall" in _reading(at) and "Kendall's tau" in _reading(at)
