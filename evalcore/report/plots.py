@@ -445,8 +445,10 @@ def position_figure(rows: pd.DataFrame, *, measures: Sequence[str]) -> go.Figure
     height = max(320, 90 * len(labels) + 170)
     fig.update_layout(title="Does the verdict depend on the order? (share of items, 95% intervals)", height=height,
                       xaxis={"title": "share of items", "range": [0, 1.02], "dtick": 0.1},
-                      yaxis={"tickvals": list(range(len(labels))), "ticktext": labels, "autorange": "reversed"},
-                      legend={"orientation": "h", "y": -130 / height, "x": 0}, margin={"t": 60, "b": 140})
+                      # room above the first judge's top marker for its printed value
+                      yaxis={"tickvals": list(range(len(labels))), "ticktext": labels,
+                             "range": [len(labels) - 0.5, -0.75]},
+                      legend={"orientation": "h", "y": -130 / height, "x": 0}, margin={"t": 70, "b": 140})
     return fig
 
 

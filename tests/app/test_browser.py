@@ -128,7 +128,7 @@ def _choose_dataset(page, name: str) -> None:
 
 def _navigate(page, title: str) -> None:
     """Open a page through the sidebar's navigation (the same session, as a click does)."""
-    _sidebar(page).locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+    _sidebar(page).locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
     page.wait_for_timeout(500)
     _settle(page, timeout=180_000)
 
@@ -380,8 +380,8 @@ def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(browser, tm
             page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(result / "result.json"))
             page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
             _settle(page)
-            page.get_by_label("Judge").fill("GPT-4")
-            page.get_by_label("Judge").press("Enter")
+            page.get_by_role("textbox", name="Judge").fill("GPT-4")
+            page.get_by_role("textbox", name="Judge").press("Enter")
             _settle(page)
             page.get_by_role("button", name="Import").click()
             page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
