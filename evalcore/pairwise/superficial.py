@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..errors import DataError
 from ..labels import strict_majority
-from ..stats import cell_rng, item_weights, percentile_interval, root_seed
+from ..stats import cell_rng, item_weights, percentile_interval, resample_blocks, root_seed
 
 __all__ = ["CVResult", "SuperficialData", "alpha_curve", "alpha_grid", "correctness", "cross_validated_alpha",
            "decisions", "flips", "length_controlled", "min_max", "q_options", "superficial_data",
@@ -232,11 +232,13 @@ def _group_rows(data, g, alphas, n_boot, root, level) -> list[dict]:
     n = int(sel.sum())
     C = correctness(data.dp[sel], data.dq[sel], data.gold[sel], alphas)
     C0 = correctness(data.dp[sel], data.dq[sel], data.gold[sel], np.array([0.0]))
-    W = item_weights(cell_rng(root, (data.judge, *data.keys[g])), n, n_boot)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        acc = (W @ C) / W.sum(axis=1, keepdims=True)  # (1 + B, A)
-        base = (W @ C0) / W.sum(axis=1, keepdims=True)
-    change = acc - base
+    # Resample weights in blocks, each reduced at once (a million items would need 8 GB as one matrix);
+    # every resample draws n items, so a mean is W @ C / n. Column 0 of CC is alpha = 0, the raw judge.
+    CC = np.column_stack([C0, C])
+    parts = [CC.mean(axis=0, keepdims=True)]
+    parts += [(W @ CC) / max(n, 1) for W in resample_blocks(cell_rng(root, (data.judge, *data.keys[g])), n, n_boot)]
+    both = np.vstack(parts)  # (1 + B, 1 + A)
+    acc, change = both[:, 1:], both[:, 1:] - both[:, :1]
     lo, hi, _ = percentile_interval(acc[1:].T, level)
     clo, chi, _ = percentile_interval(change[1:].T, level)
     keys = dict(zip(data.by, data.keys[g]))

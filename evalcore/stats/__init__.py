@@ -9,7 +9,7 @@ observations for every resample at once, :mod:`.spearman` Spearman's rho likewis
 
 from .bootstrap import (
     ALTERNATIVES, Alternative, cell_rng, check_level, check_resamples, item_weights, p_value, percentile_interval,
-    resample_counts, root_seed, z_p_value,
+    resample_blocks, resample_counts, root_seed, z_p_value,
 )
 from .kendall import tau_b
 from .spearman import spearman_rho
@@ -21,6 +21,6 @@ from .results import (
 __all__ = [
     "ALPHA", "ALTERNATIVES", "Alternative", "CONSTANT_NOTE", "RESULT_COLUMNS", "SPARSE_NOTE", "TEST_COLUMNS", "ResultTable",
     "apply_fdr", "benjamini_hochberg", "cell_rng", "check_alpha", "check_level", "check_resamples", "codes",
-    "item_weights", "join_notes", "p_value", "percentile_interval", "resample_counts", "root_seed", "safe_div",
+    "item_weights", "join_notes", "p_value", "percentile_interval", "resample_blocks", "resample_counts", "root_seed", "safe_div",
     "spearman_rho", "tau_b", "tidy", "z_p_value", "zero_div",
 ]

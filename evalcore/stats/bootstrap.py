@@ -118,6 +118,22 @@ def item_weights(rng: np.random.Generator, n_items: int, n_boot: int) -> np.ndar
     return W
 
 
+def resample_blocks(rng: np.random.Generator, n_items: int, n_boot: int, *, cells: int = 20_000_000):
+    """The rows of :func:`resample_counts` in blocks of at most ``cells`` numbers, for callers that reduce
+    each block at once (a million items and a thousand resamples need 8 GB as one matrix).
+
+    The same ``rng`` gives the same counts as one call of :func:`resample_counts`:
+
+    >>> a = resample_counts(np.random.default_rng(3), 7, 10)
+    >>> b = np.vstack(list(resample_blocks(np.random.default_rng(3), 7, 10, cells=21)))
+    >>> bool((a == b).all())
+    True
+    """
+    step = max(1, min(n_boot, cells // max(n_items, 1)))
+    for start in range(0, n_boot, step):
+        yield resample_counts(rng, n_items, min(step, n_boot - start))
+
+
 def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     # numpy.quantile's interpolation, to the last bit: from the nearer end point.
     d = b - a
