@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "app":
         py = ensure()
-        args = [py, "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
+        args = [py, "-m", "streamlit", "run", str(ROOT / "Home.py"), *rest]
         print("dev.py: starting the dashboard; open the URL below and click 'Load the sample data'", flush=True)
         return subprocess.call(args, cwd=ROOT)
     py = ensure(("test",))

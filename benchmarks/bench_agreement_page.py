@@ -67,7 +67,7 @@ def main() -> int:
     print(f"{rows:,} rows; evalcore.data.ingest.load {t_load:.2f} s; {platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}", flush=True)
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
     at.query_params["dataset"] = did  # a browser tab opens a dataset through its link
     at.run()
     steps = []

@@ -64,7 +64,7 @@ def main() -> int:
     rows = []
     for name, tables in datasets.items():
         did = ws.save_dataset(name, tables)
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+        at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
         at.query_params["dataset"] = did  # a browser tab opens a dataset through its link
         at.run()
         t = time.perf_counter()

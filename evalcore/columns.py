@@ -49,7 +49,7 @@ HUMANS_LABEL = "humans"
 
 #: Canonical columns that are not segments: ids, scores and fields of one judgment.
 NOT_SEGMENTS = frozenset({"item_id", "rater", "rater_kind", "score", "sample", "position", "perplexity", "text",
-                          "invalid", "text_a", "text_b"})
+                          "invalid", "text_a", "text_b", "input_id"})
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,10 @@ RATINGS_COLUMNS: tuple[Column, ...] = (
     Column("text", False, "text", "the judged text"),
     Column("language", False, "text", "segment: language of the item"),
     Column("task", False, "text", "segment: task of the item"),
+    Column("system", False, "text", "segment: the system (generator) whose output the item is; needed for "
+                                    "system- and input-level correlation"),
+    Column("input_id", False, "id", "the input (source, prompt) several systems answered; the item is one "
+                                    "system's output for it (input-level correlation, input bootstrap)"),
 )
 
 COMPARISONS_COLUMNS: tuple[Column, ...] = (

@@ -5,7 +5,7 @@ the input prints one line on stderr (``evalcore: error: ...``) and exits with st
 a traceback never reaches the user.
 
 One module per command (:mod:`.validate`, :mod:`.agreement`, :mod:`.bias`, :mod:`.winrate`,
-:mod:`.superficial`, :mod:`.position`),
+:mod:`.superficial`, :mod:`.position`, :mod:`.report`),
 each with ``add_parser(sub)`` and ``run(args)``; the input options, loading and output helpers
 they share are in :mod:`.options`.
 """
@@ -17,7 +17,7 @@ import sys
 from typing import Sequence
 
 from ..errors import DataError, WorkspaceError
-from . import agreement, bias, position, superficial, validate, winrate
+from . import agreement, bias, position, report, superficial, validate, winrate
 
 __all__ = ["build_parser", "main"]
 
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``evalcore`` argument parser with its subcommands."""
     parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in (validate, agreement, bias, winrate, superficial, position):
+    for command in (validate, agreement, bias, winrate, superficial, position, report):
         command.add_parser(sub)
     return parser
 

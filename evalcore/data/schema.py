@@ -71,6 +71,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "subset": ("subset", "split", "partition"),
     "text_a": ("text_a", "output_a", "response_a", "output_1", "response1"),
     "text_b": ("text_b", "output_b", "response_b", "output_2", "response2"),
+    # After item_id, rater and rater_kind, which keep a lone 'doc_id', 'model' or 'source' column.
+    "system": ("system", "model", "generator", "system_id", "model_name"),
+    "input_id": ("input_id", "doc_id", "prompt_id", "source_id", "document_id", "source"),
 }
 
 _KIND_WORDS = {

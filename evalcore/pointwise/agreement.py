@@ -61,6 +61,14 @@ Judge against humans (``judge`` names the judge), over units with the judge and 
   (:func:`evalcore.stats.apply_fdr`). A gap significantly above 0 is marked ``opposite``, never
   flagged.
 
+Fully annotated units
+---------------------
+``min_raters`` / ``max_raters`` (:func:`filter_units`) keep only the units with that many human
+ratings, for every measure above: ``min_raters=3, max_raters=3`` gives the units that papers report
+Krippendorff's alpha on when three annotators rated each. The filtered :class:`Units` carry a
+:class:`UnitFilter` with the units kept and dropped (in total and per group), and the rows' ``note``
+repeats them for the row's group.
+
 Every row carries ``n``, the number of distinct items behind the estimate (what the bootstrap
 resamples: for the humans, the items with a unit of two or more human ratings in the group; for a
 judge, the items with a unit the judge and a human rated), ``n_units`` (the units the measure
@@ -83,8 +91,8 @@ from ..columns import HUMAN, JUDGE, segment_columns
 from ..labels import NO_MAJORITY, strict_majority
 from ..errors import DataError
 from ..stats import (
-    ALPHA, CONSTANT_NOTE, SPARSE_NOTE, apply_fdr, cell_rng, check_alpha, check_level, check_resamples, percentile_interval,
-    resample_counts, root_seed, safe_div, z_p_value,
+    ALPHA, CONSTANT_NOTE, SPARSE_NOTE, apply_fdr, cell_rng, check_alpha, check_level, check_resamples, join_notes,
+    percentile_interval, resample_counts, root_seed, safe_div, z_p_value,
 )
 from .sections import test_of
 
@@ -138,6 +146,9 @@ class Units:
     segments
         One row per unit: ``criterion`` and every segment column, with the ratings' dtypes.
         Built on first use: the agreement table itself needs only :attr:`codes`.
+    unit_filter
+        Set by :func:`filter_units` on the units it returns: the filter, and the units it kept
+        and dropped (:class:`UnitFilter`); None on the units of :func:`count_units`.
     """
 
     values: np.ndarray
@@ -148,6 +159,7 @@ class Units:
     scale: dict[str, int]
     codes: dict[str, tuple[np.ndarray, tuple]]
     sources: dict[str, tuple[pd.Series, object]]
+    unit_filter: UnitFilter | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -569,6 +581,152 @@ def fractional_judges(units: Units) -> list[str]:
 def default_by(units: Units) -> list[str]:
     """The default grouping: language and criterion, where the table has them."""
     return [c for c in ("language", "criterion") if c in units.codes]
+
+
+# --------------------------------------------------------------------------- the unit filter
+
+
+def _check_raters(name: str, value: object) -> int | None:
+    """``value`` as a whole number of human ratings, 0 or more (None: no bound), or a DataError."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise DataError(f"{name} must be a whole number of human ratings per unit, 0 or more, not {value!r}",
+                        fix="use e.g. 3 for units with three annotators, or leave it unset for no bound")
+    return int(value)
+
+
+def _bounds_text(lo: int | None, hi: int | None) -> str:
+    if lo is not None and lo == hi:
+        return f"exactly {lo} human rating(s)"
+    if hi is None:
+        return f"{lo} or more human ratings"
+    return f"at most {hi} human rating(s)" if lo is None else f"{lo} to {hi} human ratings"
+
+
+@dataclass(frozen=True)
+class UnitFilter:
+    """What :func:`filter_units` did: its bounds, and which of the ``source`` units it kept.
+
+    Counts are of units with at least one human rating (the only units any agreement measure
+    uses); units without one are never reported as dropped.
+
+    Attributes
+    ----------
+    min_raters, max_raters
+        The bounds on the number of human ratings of a unit (None: no bound).
+    source
+        The units before the filter.
+    keep
+        Per unit of ``source``, whether it was kept.
+    """
+
+    min_raters: int | None
+    max_raters: int | None
+    source: Units
+    keep: np.ndarray
+
+    @property
+    def kept(self) -> int:
+        """Units with a human rating that the filter kept."""
+        return int((self.keep & self.source.has_human).sum())
+
+    @property
+    def dropped(self) -> int:
+        """Units with a human rating that the filter dropped."""
+        return int((~self.keep & self.source.has_human).sum())
+
+    @property
+    def description(self) -> str:
+        """The filter in words, e.g. ``'units with exactly 3 human rating(s)'``."""
+        return "units with " + _bounds_text(self.min_raters, self.max_raters)
+
+    def summary(self, by: Sequence[str] = ()) -> pd.DataFrame:
+        """Units kept and dropped per group of ``by`` (segment columns; empty: one row), columns
+        ``*by, units_kept, units_dropped``; groups in the order of :func:`agreement`'s table."""
+        by = list(by)
+        unknown = [c for c in by if c not in self.source.codes]
+        if unknown:
+            raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
+                            column=unknown[0], fix="group by one of: " + ", ".join(self.source.columns))
+        gcodes, keys = group_codes(self.source, by)
+        hm = self.source.has_human
+        kept = np.bincount(gcodes[self.keep & hm], minlength=len(keys))
+        dropped = np.bincount(gcodes[~self.keep & hm], minlength=len(keys))
+        out = pd.DataFrame([list(k) for k in keys], columns=by) if by else pd.DataFrame(index=range(1))
+        out["units_kept"], out["units_dropped"] = kept, dropped
+        return out
+
+    def notes(self, by: Sequence[str], keys: Sequence[tuple]) -> list[str]:
+        """The note for each group key of ``by`` (as :func:`group_codes` gives them)."""
+        table = self.summary(by)
+        counts = {_key(tuple(r[:len(by)])): (r[-2], r[-1]) for r in table.itertuples(index=False)}
+        return [f"{self.description}: {counts[_key(k)][0]} unit(s) kept, {counts[_key(k)][1]} dropped in this group"
+                for k in keys]
+
+
+def _key(key: tuple) -> tuple:
+    """A group key with missing values as None, so that keys compare equal."""
+    return tuple(None if v is None or (isinstance(v, float) and v != v) else v for v in key)
+
+
+def filter_units(units: Units, *, min_raters: int | None = None, max_raters: int | None = None) -> Units:
+    """Only the units (an item on one criterion) with ``min_raters`` to ``max_raters`` human ratings.
+
+    Papers often report agreement over the fully annotated units only (Krippendorff's alpha over
+    the units with exactly three annotators, say), where :func:`agreement` uses every unit; with
+    ``min_raters=3, max_raters=3`` it uses the same units as they do. Every measure, among humans
+    and of a judge against them, then sees only the kept units; the bootstrap resamples items as
+    before, an item carrying its kept units. The judges' ratings do not count towards the number of
+    ratings, and the scale of each criterion (``Units.scale``, the ``q`` of AC1 and PABAK) stays the
+    scale of all its ratings.
+
+    Parameters
+    ----------
+    units
+        The result of :func:`count_units` (or of an earlier filter).
+    min_raters, max_raters
+        Least and most human ratings of a kept unit, inclusive; None (the default) for no bound.
+        With both None, ``units`` is returned unchanged.
+
+    Returns
+    -------
+    Units
+        The kept units, with :attr:`Units.unit_filter` saying how many units with a human rating
+        were kept and dropped (``.kept``, ``.dropped``, per group ``.summary(by)``).
+
+    Raises
+    ------
+    DataError
+        When a bound is not a whole number 0 or more, when ``min_raters > max_raters``, or when no
+        unit with a human rating is left.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item_id": ["a"] * 3 + ["b"] * 2, "criterion": "fluency",
+    ...                    "rater": ["h1", "h2", "h3", "h1", "h2"], "rater_kind": "human", "score": [1, 2, 2, 3, 3]})
+    >>> full = filter_units(count_units(df), min_raters=3, max_raters=3)
+    >>> full.unit_filter.kept, full.unit_filter.dropped, full.counts.tolist()
+    (1, 1, [[1, 2, 0]])
+    """
+    lo, hi = _check_raters("min_raters", min_raters), _check_raters("max_raters", max_raters)
+    if lo is None and hi is None:
+        return units
+    if lo is not None and hi is not None and lo > hi:
+        raise DataError(f"min_raters ({lo}) is larger than max_raters ({hi}): no unit can have both",
+                        fix=f"use a minimum of at most {hi} human ratings, or a larger maximum")
+    n = units.human_ratings
+    keep = (n >= (lo or 0)) & ((n <= hi) if hi is not None else True)
+    if not (keep & units.has_human).any():
+        seen = n[units.has_human]
+        have = f"they have {int(seen.min())} to {int(seen.max())}" if len(seen) else "there is none"
+        raise DataError(f"no unit has {_bounds_text(lo, hi)} ({have} human ratings per unit)",
+                        fix="ask for a number of human ratings per unit that the table has, or set no bound")
+    rows = np.flatnonzero(keep)
+    return Units(values=units.values, counts=units.counts[rows], judge_codes=units.judge_codes[:, rows],
+                 judges=units.judges, item=units.item[rows], scale=units.scale,
+                 codes={c: (code[rows], vals) for c, (code, vals) in units.codes.items()}, sources=units.sources,
+                 unit_filter=UnitFilter(lo, hi, units, keep))
 
 
 # --------------------------------------------------------------------------- patterns and resampling
@@ -1040,6 +1198,8 @@ def agreement(
     level: float = 0.95,
     alpha: float = ALPHA,
     progress: Callable[[float], None] | None = None,
+    min_raters: int | None = None,
+    max_raters: int | None = None,
 ) -> pd.DataFrame:
     """Agreement among humans and of each judge with humans, per group, with bootstrap CIs.
 
@@ -1063,6 +1223,12 @@ def agreement(
         (``pairwise_agreement_gap`` of every group and judge).
     progress
         Called with the fraction done, for progress bars.
+    min_raters, max_raters
+        Only units (an item on one criterion) with this many human ratings count, for every
+        measure (:func:`filter_units`; ``3, 3``: the fully annotated units of a three-annotator
+        study); None, the default, for no bound. When units are filtered (here or by passing
+        :func:`filter_units`' result), every row's ``note`` says how many units of its group were
+        kept and dropped; a group left without units has no rows. DataError when no unit is left.
 
     Returns
     -------
@@ -1074,6 +1240,7 @@ def agreement(
         measure uses; the test columns as in :mod:`evalcore.stats.results`.
     """
     units = data if isinstance(data, Units) else count_units(data)
+    units = filter_units(units, min_raters=min_raters, max_raters=max_raters)
     by = default_by(units) if by is None else list(by)
     unknown = [c for c in by if c not in units.codes]
     if unknown:
@@ -1142,7 +1309,18 @@ def agreement(
     for c in RESULT_COLUMNS:
         data[c] = pd.Series(cols[c][order], dtype=object if c in ("judge", "test") else "str" if c in ("measure", "note")
                             else bool if c in ("flagged", "opposite") else None)
-    return apply_fdr(pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS]), alpha=alpha)
+    return apply_fdr(_filter_noted(pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS]), units, by, keys, group),
+                     alpha=alpha)
+
+
+def _filter_noted(table: pd.DataFrame, units: Units, by: list[str], keys: list[tuple], group: np.ndarray
+                  ) -> pd.DataFrame:
+    """The table with each row's note saying how many units of its group the unit filter kept and dropped."""
+    if units.unit_filter is None or not len(table):
+        return table
+    notes = np.asarray(units.unit_filter.notes(by, keys), dtype=object)[group]
+    table["note"] = pd.Series([join_notes(a, b) for a, b in zip(table["note"], notes)], dtype="str")
+    return table
 
 
 def warm_up() -> None:

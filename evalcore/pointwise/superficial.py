@@ -245,7 +245,7 @@ def correlation_table(data: PointwiseSuperficialData, *, alphas: Sequence[float]
 def q_options(ratings: pd.DataFrame, *, judge: str | None = None) -> list[str]:
     """The superficial qualities a ratings table offers: numeric per-item columns (``text_length``,
     ``perplexity``...), ``length`` and ``words`` of ``text``, and ``rater:NAME`` for the other judges."""
-    skip = {"score", "sample", "position"}
+    skip = {"score", "sample", "position", "input_id"}
     numeric = [c for c in ratings.columns if c not in skip and c not in ("item_id", "rater", "rater_kind", "criterion")
                and pd.api.types.is_numeric_dtype(ratings[c]) and ratings[c].notna().any()]
     texts = ["length", "words"] if "text" in ratings.columns and ratings["text"].notna().any() else []

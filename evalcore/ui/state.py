@@ -32,7 +32,7 @@ _KEY = "evalcore_dataset_id"
 PARAM = "dataset"
 _SEEN = "evalcore_options_of_"
 TABLE_LABEL = {RATINGS: "pointwise ratings", COMPARISONS: "pairwise comparisons"}
-HOME = "app.py"
+HOME = "Home.py"
 
 
 def workspace() -> Workspace:

@@ -36,8 +36,8 @@ def unseen_file(path: Path, *, seed: int = 7) -> Path:
 
 
 def _page(dataset: str | None = None) -> AppTest:
-    # Enter through app.py, as a user does, so that page links resolve; ?dataset= opens that dataset.
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    # Enter through Home.py, as a user does, so that page links resolve; ?dataset= opens that dataset.
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=180)
     if dataset is not None:
         at.query_params["dataset"] = dataset
     return at.run().switch_page(PAGE).run()
@@ -50,7 +50,7 @@ def test_page_without_data_says_what_to_do(ws):
 
 
 def test_page_on_sample_data(ws):
-    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    home = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run()
     home.button(key="load_sample").click().run()
     at = _page()
     assert not at.exception, [e.value for e in at.exception]
@@ -83,7 +83,7 @@ def test_unseen_multilingual_file_through_page_and_cli(ws, tmp_path, capsys):
     assert len(defined) > 0.9 * len(frame)
     assert (frame.loc[frame["estimate"].isna(), "note"].str.startswith("not defined")).all()
     # App: upload, import with the auto-detected mapping, open the page.
-    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    home = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run()
     home.file_uploader[0].set_value(("unseen.csv", path.read_bytes(), "text/csv")).run()
     (pending,) = ws.list_datasets()
     roles = home.data_editor(key=f"roles_{pending.id}_annotator").value

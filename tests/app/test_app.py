@@ -18,7 +18,7 @@ LONG_CSV = (b"item,annotator,criterion,score,lang\n1,ann1,LA,2,hi\n1,ann2,LA,1,h
 
 
 def _app() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120)
     return at.run()
 
 

@@ -9,14 +9,14 @@ from tests.helpers import DATASETS, ROOT
 
 
 def _bias_page(dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=180)
     if dataset is not None:
         at.query_params["dataset"] = dataset  # a link to this dataset
     return at.run().switch_page(str(ROOT / "pages" / "2_Bias.py")).run()
 
 
 def test_bias_page_on_sample(ws):
-    AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run().button(key="load_sample").click().run()
+    AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run().button(key="load_sample").click().run()
     at = _bias_page()
     assert not at.exception, [e.value for e in at.exception]
     findings = " ".join(w.value for w in at.warning)

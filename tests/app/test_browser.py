@@ -1,6 +1,6 @@
 """Browser smoke test: the real server in headless Chromium, like a user.
 
-Starts ``streamlit run app.py`` on a free localhost port with a fresh workspace, loads the
+Starts ``streamlit run Home.py`` on a free localhost port with a fresh workspace, loads the
 sample data with one click, opens every page (the landing page and every file in
 ``pages/``) through the sidebar's navigation, and fails on any element with
 ``data-testid="stException"``. It also uploads a file through the browser, restarts the
@@ -68,7 +68,7 @@ class Server:
     def start(self) -> "Server":
         env = dict(os.environ, EVALCORE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(self.port),
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "Home.py"), "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
             cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
@@ -93,7 +93,7 @@ class Server:
 
 
 def _page_paths() -> list[str]:
-    """URL paths of every page: '' for app.py and one per file in pages/ (Streamlit's naming)."""
+    """URL paths of every page: '' for Home.py and one per file in pages/ (Streamlit's naming)."""
     paths = [""]
     for f in sorted((ROOT / "pages").glob("*.py")):
         paths.append(re.sub(r"^[0-9]+[_ -]*", "", f.stem))

@@ -16,7 +16,7 @@ from evalcore.data.ingest import load, load_samples
 from tests.app.test_agreement_page import unseen_file
 from tests.helpers import ROOT
 
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "Home.py")
 AGREEMENT = "pages/1_Agreement.py"
 BIAS = "pages/2_Bias.py"
 WIN_RATES = "pages/3_Win_rates.py"

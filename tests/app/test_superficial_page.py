@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def _page(dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
     if dataset is not None:
         at.query_params["dataset"] = dataset
     return at.run().switch_page(PAGE).run()

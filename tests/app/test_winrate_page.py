@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 
 def _page(dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
     if dataset is not None:
         at.query_params["dataset"] = dataset  # a link to this dataset
     return at.run().switch_page(PAGE).run()
@@ -31,7 +31,7 @@ def _metrics(at: AppTest) -> dict[str, str]:
 
 
 def _load_sample() -> None:
-    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    home = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run()
     home.button(key="load_sample").click().run()
 
 

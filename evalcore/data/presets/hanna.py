@@ -75,7 +75,7 @@ def _score_files(paths: Any) -> list[Path]:
     return files
 
 
-_PIECES = ("item_id", "system", "criterion", "rater", "rater_kind", "score", "text_length")
+_PIECES = ("item_id", "system", "input_id", "criterion", "rater", "rater_kind", "score", "text_length")
 # The one automatic metric kept: the story's length, a superficial quality (Q) of the story.
 _LENGTH = re.compile(r"^Text length\b")
 
@@ -139,6 +139,7 @@ def _read_system(rec: dict[str, Any], row: int, path: Path, use: list[tuple[str,
         idx = np.arange(n)
         pieces["item_id"].append(np.array([f"{system}/{i}" for i in idx], dtype=object))
         pieces["system"].append(np.full(n, system, dtype=object))
+        pieces["input_id"].append(idx.astype(str).astype(object))  # the prompt: same index, same prompt
         pieces["criterion"].append(np.full(n, crit, dtype=object))
         pieces["rater"].append(np.full(n, rater, dtype=object))
         pieces["rater_kind"].append(np.full(n, kind, dtype=object))
@@ -189,8 +190,11 @@ def read_hanna(paths: Any) -> PresetResult:
 
     Mapping:
 
-    * ``item_id='<system>/<story index>'`` (0-based, e.g. ``'GPT-2/17'``); extra segment
-      column ``system`` (the ``Model`` column).
+    * ``item_id='<system>/<story index>'`` (0-based, e.g. ``'GPT-2/17'``); ``system`` (the
+      ``Model`` column); ``input_id='<story index>'`` (e.g. ``'17'``), the prompt: each row lists its
+      system's stories in the same prompt order (Story IDs are grouped by model, 96 per model), so
+      the same index across systems is the same WritingPrompts prompt (the authors' "story-level"
+      correlations pair the systems' stories this way).
     * ``criterion`` by full name: RE Relevance, CH Coherence, EM Empathy, SU Surprise,
       EG Engagement, CX Complexity.
     * humans: ``Human 1|2|3 <crit>`` -> ``rater='Human 1'..``, ``rater_kind='human'``.

@@ -239,7 +239,7 @@ def test_cli_reads_what_the_options_fix(capsys):
 
 
 def _upload(name: str, data: bytes | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     data = (BAD / name).read_bytes() if data is None else data
     at.file_uploader[0].set_value((name, data, MIME[Path(name).suffix])).run()

@@ -1,0 +1,528 @@
+"""The judge report card: per judge a one-line verdict, its flagged findings and the mitigations.
+
+The card holds no statistics of its own. :func:`run_audit` calls evalcore's analyses once
+(everything the data supports, with one seed and one number of resamples) and keeps their result
+tables in an :class:`Audit`; :func:`report_card` reads them:
+
+* **ratings**: the ``pairwise_agreement_gap`` rows of :func:`evalcore.pointwise.agreement.agreement`
+  grouped by the card's grouping (``language`` when the table has it, else none beyond the
+  criteria), and the flagged rows and mitigations of :func:`evalcore.pointwise.bias_report.bias_report`
+  (:mod:`evalcore.pointwise.recommend`, Stureborg et al. 2024 Table 6; Hada et al. 2024 §6);
+* **comparisons**: :func:`evalcore.pairwise.accuracy.judge_accuracy` (described, never flagged), the
+  ``first_position_preference`` flags and ``position_consistency`` of
+  :func:`evalcore.pairwise.position.position_report`, and the change in accuracy from subtracting
+  superficial quality (:func:`evalcore.pairwise.superficial.superficial_table`; said only where its 95%
+  interval excludes 0, never a flag).
+
+A finding is a **flagged** row (the one flag rule, :func:`evalcore.stats.apply_fdr`: tested in the
+direction that means harm, Benjamini-Hochberg q <= 0.05 across the analysis's report), or for superficial
+quality a change whose interval excludes 0. Anything else is "not flagged".
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+from ..pointwise.recommend import HADA, RULES
+
+__all__ = ["Audit", "Finding", "JudgeCard", "Mitigation", "ReportCard", "SUPERFICIAL_ALPHA", "WINRATE_PRIOR",
+           "card_group", "judge_report_card", "report_card", "run_audit"]
+
+#: The alpha at which the card and the report read the superficial-quality subtraction (the page's default).
+SUPERFICIAL_ALPHA = 0.5
+#: The prior of the report's BWRS win rates: a seeded 30% of each pair's human labels (the page's default).
+WINRATE_PRIOR = "ratio:0.3"
+#: How the verdict names each bias rule of :data:`evalcore.pointwise.recommend.RULES`.
+PHRASES = {
+    "familiarity": "favours familiar (low-perplexity) text", "top_skew": "scores too high",
+    "low_shift": "scores too low", "granularity": "uses less of the scale than humans",
+    "round_numbers": "crowds onto round numbers", "anchoring": "anchored when scoring criteria together",
+    "position": "agrees less on criteria placed later in the prompt",
+    "self_consistency": "disagrees with itself across samples",
+    "prompt_sensitivity": "changes its scores with the prompt variant"}
+POSITION_SOURCE = "Zheng et al. 2023 (PriDe); Li et al. 2024 (CalibraEval); Zeng et al. 2024 (LLMBar)"
+SUPERFICIAL_SOURCE = "Zhou et al. 2024, eq. 1"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One flagged result (or, for superficial quality, a change whose interval excludes 0)."""
+
+    section: str
+    measure: str
+    group: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int
+    q_value: float | None
+
+    def to_dict(self) -> dict:
+        """JSON-ready: NaN as None."""
+        return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class Mitigation:
+    """What to do about a finding, and the paper it comes from."""
+
+    finding: str
+    action: str
+    source: str
+
+
+@dataclass(frozen=True)
+class JudgeCard:
+    """One judge: the verdict in one line, its findings (largest first) and the mitigations."""
+
+    judge: str
+    verdict: str
+    findings: tuple[Finding, ...]
+    mitigations: tuple[Mitigation, ...]
+
+    def to_dict(self) -> dict:
+        """The CLI's JSON record: ``judge, verdict, findings, mitigations``."""
+        return {"judge": self.judge, "verdict": self.verdict, "findings": [f.to_dict() for f in self.findings],
+                "mitigations": [asdict(m) for m in self.mitigations]}
+
+
+@dataclass(frozen=True)
+class ReportCard:
+    """Every judge's card."""
+
+    table: str
+    cards: tuple[JudgeCard, ...]
+
+    def to_records(self) -> list[dict]:
+        """One JSON-ready record per judge (:meth:`JudgeCard.to_dict`)."""
+        return [c.to_dict() for c in self.cards]
+
+    def to_json(self) -> str:
+        """:meth:`to_records` as JSON text."""
+        return json.dumps(self.to_records(), indent=1, ensure_ascii=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per judge: ``judge, verdict, findings`` (their number) and ``mitigations`` (joined)."""
+        return pd.DataFrame([{"judge": c.judge, "verdict": c.verdict, "findings": len(c.findings),
+                              "mitigations": " | ".join(m.action for m in c.mitigations)} for c in self.cards],
+                            columns=["judge", "verdict", "findings", "mitigations"])
+
+
+@dataclass(frozen=True, eq=False)
+class Audit:
+    """Every result the report shows, computed once (:func:`run_audit`).
+
+    Attributes
+    ----------
+    table
+        ``ratings`` or ``comparisons``.
+    group
+        The card's grouping columns (``("language",)`` or empty).
+    cells
+        The grouping of the agreement table (:func:`evalcore.pointwise.agreement.default_by`).
+    n_boot, seed
+        Resamples and seed of every analysis.
+    results
+        Result tables by name: ``agreement``, ``agreement_card``, ``bias`` (ratings); ``accuracy``,
+        ``position``, ``superficial`` and ``winrate`` (comparisons), where the data supports them.
+    winrates
+        The :class:`~evalcore.pairwise.result.WinRate` of every pair (BWRS, :data:`WINRATE_PRIOR`).
+    skipped
+        ``{analysis: reason}`` for what could not run.
+    seconds
+        Time each analysis took.
+    """
+
+    table: str
+    group: tuple[str, ...]
+    cells: tuple[str, ...]
+    n_boot: int
+    seed: int
+    results: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    winrates: tuple = ()
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    seconds: Mapping[str, float] = field(default_factory=dict)
+
+
+def card_group(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The card's grouping: ``language`` when the table has one with values, else none.
+
+    >>> card_group(pd.DataFrame({"language": ["en", None]})), card_group(pd.DataFrame({"task": ["a"]}))
+    (('language',), ())
+    """
+    return ("language",) if "language" in frame.columns and frame["language"].notna().any() else ()
+
+
+def _timed(seconds: dict, name: str, run):
+    t0 = time.perf_counter()
+    try:
+        return run()
+    finally:
+        seconds[name] = round(time.perf_counter() - t0, 3)
+
+
+def _ratings_audit(frame: pd.DataFrame, *, n_boot: int, seed: int, out: dict, skipped: dict,
+                   seconds: dict) -> tuple[str, ...]:
+    """Agreement (cells and the card's grouping) and the bias report; returns the cells' grouping."""
+    from ..data import schema
+    from ..pointwise.agreement import agreement, count_units, default_by
+    from ..pointwise.bias_report import bias_report
+
+    av = schema.analyses(frame, table="ratings").set_index("analysis")
+    group = card_group(frame)
+    units = count_units(frame)
+    cells = tuple(default_by(units))
+    if av.loc["agreement_judge", "available"] or av.loc["agreement_humans", "available"]:
+        out["agreement"] = _timed(seconds, "agreement", lambda: agreement(units, by=cells, n_boot=n_boot, seed=seed))
+        card_by = [c for c in cells if c in group] or list(cells[-1:])  # language, else the criteria
+        out["agreement_card"] = out["agreement"] if list(cells) == card_by else _timed(
+            seconds, "agreement_card", lambda: agreement(units, by=card_by, n_boot=n_boot, seed=seed))
+    else:
+        skipped["agreement"] = av.loc["agreement_judge", "missing"]
+    if av.loc["score_distribution", "available"]:
+        out["bias"] = _timed(seconds, "bias", lambda: bias_report(frame, by=group, n_boot=n_boot, seed=seed).records)
+    else:
+        skipped["bias"] = av.loc["score_distribution", "missing"]
+    return cells
+
+
+def _superficial(frame: pd.DataFrame, *, n_boot: int, seed: int) -> pd.DataFrame:
+    """:func:`evalcore.pairwise.superficial.superficial_table` of every judge that scores both outputs."""
+    from ..pairwise import superficial as sp
+    from .tables import scoring_judges
+
+    judges = sorted(frame.loc[frame["rater_kind"] == "judge", "rater"].astype(str).unique())
+    q = "superficial" if {"superficial_a", "superficial_b"} <= set(frame.columns) else "length"
+    by = ("subset",) if "subset" in frame.columns and frame["subset"].notna().any() else ()
+    parts = [sp.superficial_table(sp.superficial_data(frame, judge=j, q=q, by=by), n_boot=n_boot, seed=seed)
+             .assign(q=q) for j in scoring_judges(frame, judges)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _comparisons_audit(frame: pd.DataFrame, *, n_boot: int, seed: int, out: dict, skipped: dict,
+                       seconds: dict) -> tuple:
+    """Judge accuracy, position bias, superficial quality and BWRS win rates, where the data supports them."""
+    from ..data import schema
+    from ..pairwise.accuracy import judge_accuracy
+    from ..pairwise.position import METHODS, position_report
+    from ..pairwise.winrate import estimate_all, results_frame
+
+    av = schema.analyses(frame, table="comparisons").set_index("analysis")
+    steps = {
+        "accuracy": ("superficial", lambda: judge_accuracy(frame, n_boot=n_boot, seed=seed)),
+        "position": ("position_bias", lambda: position_report(
+            frame, methods=METHODS if av.loc["calibraeval", "available"] else ("none",), n_boot=n_boot, seed=seed)),
+        "superficial": ("superficial", lambda: _superficial(frame, n_boot=n_boot, seed=seed)),
+    }
+    for name, (need, run) in steps.items():
+        if name == "accuracy" and (frame["rater_kind"] == "human").any():
+            need = None
+        if need is not None and not av.loc[need, "available"]:
+            skipped[name] = av.loc[need, "missing"]
+            continue
+        try:
+            out[name] = _timed(seconds, name, run)
+        except DataError as exc:
+            skipped[name] = str(exc)
+    winrates: tuple = ()
+    if av.loc["win_rate", "available"]:
+        try:
+            winrates = tuple(_timed(seconds, "winrate", lambda: estimate_all(
+                frame, method="bwrs", prior=WINRATE_PRIOR, seed=seed)))
+            out["winrate"] = results_frame(winrates)
+        except DataError as exc:
+            skipped["winrate"] = str(exc)
+    else:
+        skipped["winrate"] = av.loc["win_rate", "missing"]
+    return winrates
+
+
+def run_audit(frame: pd.DataFrame, *, table: str, n_boot: int = 1000, seed: int = 0) -> Audit:
+    """Every analysis the report shows, computed once with one seed and one number of resamples.
+
+    Parameters
+    ----------
+    frame
+        A validated table (:func:`evalcore.data.ingest.load`).
+    table
+        ``ratings`` or ``comparisons``.
+    n_boot, seed
+        Bootstrap resamples over items (0: no intervals, so nothing flagged) and their seed.
+
+    Returns
+    -------
+    Audit
+        The result tables; what could not run is in ``skipped`` with the reason.
+    """
+    if table not in ("ratings", "comparisons"):
+        raise DataError(f"unknown table kind '{table}'", fix="use ratings or comparisons")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise DataError(f"the number of resamples must be a whole number, 0 or more, not {n_boot!r}",
+                        fix="use e.g. --boot 1000")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DataError(f"the seed must be a whole number, 0 or more, not {seed!r}", fix="use e.g. --seed 0")
+    out: dict = {}
+    skipped: dict = {}
+    seconds: dict = {}
+    cells: tuple[str, ...] = ()
+    winrates: tuple = ()
+    if table == "ratings":
+        cells = _ratings_audit(frame, n_boot=n_boot, seed=seed, out=out, skipped=skipped, seconds=seconds)
+    else:
+        winrates = _comparisons_audit(frame, n_boot=n_boot, seed=seed, out=out, skipped=skipped, seconds=seconds)
+    return Audit(table, card_group(frame) if table == "ratings" else (), cells, int(n_boot), int(seed), out,
+                 winrates, skipped, seconds)
+
+
+# --------------------------------------------------------------------------- wording
+
+
+def _noun(column: str, k: int) -> str:
+    plural = {"language": "languages", "criterion": "criteria", "task": "tasks", "subset": "subsets"}
+    return plural.get(column, f"{column} values") if k != 1 else column
+
+
+def _names(values: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    values = list(values)
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _where(hit: Sequence[str], total: int, column: str, *, preposition: str = "in") -> str:
+    """Where a finding holds: the places by name when few, else how many of how many."""
+    hit = sorted(set(hit))
+    if not hit:
+        return ""
+    if len(hit) == total and total > 1:
+        return f" {preposition} all {total} {_noun(column, total)}"
+    if len(hit) <= 5:
+        return f" {preposition} {_names(hit)}"
+    return f" {preposition} {len(hit)} of {total} {_noun(column, total)}"
+
+
+def _ci(v: float) -> float:
+    return float(v) if v is not None and np.isfinite(v) else float("nan")
+
+
+def _group_text(row: pd.Series, columns: Sequence[str]) -> str:
+    parts = [str(row[c]) for c in columns if c in row.index and pd.notna(row[c])]
+    return " / ".join(parts) or "all items"
+
+
+def _findings(rows: pd.DataFrame, *, section: str | None, columns: Sequence[str]) -> list[Finding]:
+    """Result rows as findings, largest |estimate| first."""
+    rows = rows.reindex(rows["estimate"].abs().sort_values(ascending=False).index)
+    return [Finding(str(r["section"]) if section is None else section, str(r["measure"]), _group_text(r, columns),
+                    float(r["estimate"]), _ci(r["ci_low"]), _ci(r["ci_high"]), int(r["n"]),
+                    None if pd.isna(r.get("q_value")) else float(r["q_value"])) for _, r in rows.iterrows()]
+
+
+# --------------------------------------------------------------------------- ratings
+
+
+def _agreement_clause(table: pd.DataFrame | None, judge: str) -> tuple[str, list, list]:
+    """The agreement clause of a judge's verdict, its findings and mitigations (``pairwise_agreement_gap``)."""
+    if table is None or table.empty:
+        return "", [], []
+    gap = table[(table["judge"] == judge) & (table["measure"] == "pairwise_agreement_gap")
+                & table["estimate"].notna()]
+    if gap.empty:
+        return "", [], []
+    flagged = gap[gap["flagged"]]
+    group = list(table.columns[:list(table.columns).index("judge")])  # the agreement table's own grouping
+    col = group[0] if group else None
+    if col is None:
+        clause = ("agrees with humans less than humans agree with each other" if len(flagged) else
+                  "agrees with humans about as well as humans agree with each other (not flagged)")
+    else:
+        places = flagged[col].astype(str).tolist()
+        ok = len(gap) - len(set(places))
+        clause = f"agrees with humans about as well as humans agree with each other on {ok} of {len(gap)} " \
+                 f"{_noun(col, len(gap))}"
+        if places:
+            clause += "; less well" + _where(places, len(gap), col, preposition="in" if col != "criterion" else "on")
+    found = _findings(flagged, section="agreement", columns=list(group))
+    mit = [] if flagged.empty else [Mitigation(
+        "The judge agrees with humans less than humans agree with each other"
+        + (_where(flagged[col].astype(str).tolist(), len(gap), col, preposition="on" if col == "criterion" else "in")
+           if col else "") + ".",
+        "Do not use the judge alone there: calibrate it against native-speaker judgments in each of these "
+        "groups before use, or keep human annotation there.", HADA)]
+    return clause, found, mit
+
+
+def _rule_rows(flagged: pd.DataFrame, rule) -> pd.DataFrame:
+    """The flagged rows a rule of :data:`evalcore.pointwise.recommend.RULES` reads."""
+    sel = flagged[(flagged["section"] == rule.section) & flagged["measure"].astype(str).str.startswith(rule.measures)]
+    if rule.direction == "positive":
+        sel = sel[sel["estimate"] > 0]
+    elif rule.direction == "negative":
+        sel = sel[sel["estimate"] < 0]
+    return sel
+
+
+def _bias_clauses(records: pd.DataFrame | None, judge: str, group: Sequence[str]) -> tuple[list, list, list]:
+    """The bias clauses of a judge's verdict (one per rule that fires), its flagged rows and mitigations."""
+    if records is None or records.empty:
+        return [], [], []
+    mine = records[(records["judge"] == judge) & (records["measure"] != "not_available")]
+    flagged = mine[mine["flagged"]]
+    col = group[0] if group else "criterion"
+    total = mine[col].dropna().astype(str).nunique()
+    clauses, mits = [], []
+    for rule in RULES:
+        sel = _rule_rows(flagged, rule)
+        if sel.empty:
+            continue
+        hit = sel[col].dropna().astype(str).tolist()
+        clauses.append(PHRASES.get(rule.key, rule.finding) + _where(hit, total, col,
+                                                                    preposition="in" if group else "on"))
+        mits.append(Mitigation(rule.finding, rule.action, rule.source))
+    return clauses, _findings(flagged, section=None, columns=[*group, "criterion"]), mits
+
+
+def _ratings_card(audit: Audit, judge: str) -> JudgeCard:
+    clause, found, mits = _agreement_clause(audit.results.get("agreement_card"), judge)
+    clauses, bias_found, bias_mits = _bias_clauses(audit.results.get("bias"), judge, audit.group)
+    parts = [clause] if clause else []
+    parts += clauses if clauses else (["no bias flagged"] if "bias" in audit.results else [])
+    return JudgeCard(judge, "; ".join(parts) or "nothing to report", tuple(found + bias_found),
+                     tuple(mits + bias_mits))
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def _pct(v: float) -> str:
+    return "n/a" if v is None or not np.isfinite(v) else f"{v:.0%}"
+
+
+def _accuracy_clause(acc: pd.DataFrame | None, judge: str) -> str:
+    if acc is None or acc.empty:
+        return ""
+    row = acc[(acc["judge"] == judge) & acc["estimate"].notna()]
+    if row.empty:
+        return ""
+    r = row.iloc[0]
+    return (f"matches the humans' majority on {_pct(r['estimate'])} of items "
+            f"[{_pct(r['ci_low'])}, {_pct(r['ci_high'])}], n = {int(r['n'])}")
+
+
+def _position_clauses(rep: pd.DataFrame | None, judge: str) -> tuple[list, list, list]:
+    """Consistency across orders (described) and first-position preference (flagged or not), per method."""
+    from .plots import METHOD_NAMES
+
+    if rep is None or rep.empty:
+        return [], [], []
+    mine = rep[(rep["judge"] == judge) & (rep["measure"] != "not_available")]
+    raw = mine[mine["method"] == "none"]
+    cons = raw[(raw["measure"] == "position_consistency") & raw["estimate"].notna()]
+    clauses = [f"same verdict in both orders on {_pct(r['estimate'])} of items [{_pct(r['ci_low'])}, "
+               f"{_pct(r['ci_high'])}]" for _, r in cons.head(1).iterrows()]
+    pref = raw[raw["measure"] == "first_position_preference"]
+    flagged = pref[pref["flagged"]]
+    if len(flagged):
+        r = flagged.iloc[0]
+        side = "first" if r["estimate"] > 0.5 else "second"
+        clauses.append(f"favours the output shown {side} ({_pct(r['estimate'])} of decisive verdicts go first)")
+        fixed = [METHOD_NAMES.get(m, m) for m, g in mine[mine["measure"] == "first_position_preference"]
+                 .groupby("method", sort=False) if m != "none" and g["estimate"].notna().any() and not g["flagged"].any()]
+        if fixed:
+            clauses.append("not flagged after " + _names(fixed))
+    elif len(pref) and pref["estimate"].notna().any():
+        clauses.append("position preference not flagged")
+    all_flagged = mine[mine["flagged"]].assign(section="position")
+    found = _findings(all_flagged.assign(measure=all_flagged["measure"] + " (" + all_flagged["method"].map(
+        lambda m: METHOD_NAMES.get(m, m)) + ")"), section="position", columns=[])
+    mits = [] if flagged.empty else [Mitigation(
+        "The verdict depends on the order the outputs are shown in.",
+        "Ask the judge in both orders and count a disagreement as a tie, or calibrate its P('A') (PriDe, "
+        "CalibraEval NOA) before use.", POSITION_SOURCE)]
+    return clauses, found, mits
+
+
+def _superficial_clauses(table: pd.DataFrame | None, judge: str) -> tuple[list, list, list]:
+    """Where subtracting superficial quality at :data:`SUPERFICIAL_ALPHA` changes accuracy with a 95% interval
+    excluding 0 (never a flag)."""
+    from .tables import superficial_at
+
+    if table is None or table.empty:
+        return [], [], []
+    mine = table[table["judge"] == judge]
+    if mine.empty:
+        return [], [], []
+    by = [c for c in ("subset",) if c in mine.columns and mine[c].notna().any()]
+    at = superficial_at(mine, SUPERFICIAL_ALPHA, by=by, measure="accuracy")
+    helps = at[at["change_ci_low"] > 0]
+    costs = at[at["change_ci_high"] < 0]
+    name = (lambda r: " / ".join(str(r[c]) for c in by) if by else "all items")
+    a = f"{SUPERFICIAL_ALPHA:g}"
+    clauses = []
+    if len(helps):
+        clauses.append(f"subtracting superficial quality (α = {a}) raises its accuracy on "
+                       + _names([f"{name(r)} ({r['change']:+.3f})" for _, r in helps.iterrows()]))
+    if len(costs):
+        clauses.append(f"subtracting superficial quality (α = {a}) lowers its accuracy on "
+                       + _names([f"{name(r)} ({r['change']:+.3f})" for _, r in costs.iterrows()]))
+    if not clauses:
+        clauses.append(f"subtracting superficial quality (α = {a}) makes no clear difference")
+    rows = pd.concat([helps, costs]).assign(section="superficial", measure=f"accuracy_change_at_alpha_{a}",
+                                            estimate=lambda d: d["change"], ci_low=lambda d: d["change_ci_low"],
+                                            ci_high=lambda d: d["change_ci_high"], q_value=np.nan)
+    mits = [] if helps.empty else [Mitigation(
+        "The judge's verdicts follow superficial quality (e.g. length): subtracting it helps.",
+        f"Use P_hat = Norm(P) - alpha * Norm(Q) (alpha = {a}, or the cross-validated alpha shown below) instead of "
+        "the raw scores.", SUPERFICIAL_SOURCE)]
+    return clauses, _findings(rows, section="superficial", columns=by), mits
+
+
+def _comparisons_card(audit: Audit, judge: str) -> JudgeCard:
+    acc = _accuracy_clause(audit.results.get("accuracy"), judge)
+    pos, pos_found, pos_mits = _position_clauses(audit.results.get("position"), judge)
+    sup, sup_found, sup_mits = _superficial_clauses(audit.results.get("superficial"), judge)
+    parts = ([acc] if acc else []) + pos + sup
+    return JudgeCard(judge, "; ".join(parts) or "nothing to report", tuple(pos_found + sup_found),
+                     tuple(pos_mits + sup_mits))
+
+
+def _judges(audit: Audit) -> list[str]:
+    names: set[str] = set()
+    for name in ("agreement_card", "bias", "accuracy", "position", "superficial"):
+        t = audit.results.get(name)
+        if t is not None and not t.empty and "judge" in t.columns:
+            names |= set(t["judge"].dropna().astype(str))
+    return sorted(names)
+
+
+def report_card(audit: Audit) -> ReportCard:
+    """Every judge's card from an :class:`Audit` (no statistics here: flags and intervals are read).
+
+    Returns
+    -------
+    ReportCard
+        One :class:`JudgeCard` per judge, in name order.
+    """
+    make = _ratings_card if audit.table == "ratings" else _comparisons_card
+    return ReportCard(audit.table, tuple(make(audit, j) for j in _judges(audit)))
+
+
+def judge_report_card(frame: pd.DataFrame, *, table: str, n_boot: int = 1000, seed: int = 0) -> ReportCard:
+    """:func:`report_card` of :func:`run_audit`: the judge report card of a validated table in one call.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item_id": ["1", "1", "1", "2", "2", "2"], "rater": ["h1", "h2", "j"] * 2,
+    ...                    "rater_kind": ["human", "human", "judge"] * 2, "criterion": "overall",
+    ...                    "score": [1, 1, 1, 2, 2, 2]})
+    >>> card = judge_report_card(df, table="ratings", n_boot=0)
+    >>> [c.judge for c in card.cards]
+    ['j']
+    """
+    return report_card(run_audit(frame, table=table, n_boot=n_boot, seed=seed))

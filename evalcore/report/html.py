@@ -1,0 +1,479 @@
+"""The self-contained HTML report: one file that opens offline and holds the whole audit.
+
+Sections, in order: what the data is (:func:`evalcore.data.schema.summarize`); the judge report card
+(:mod:`evalcore.report.card`); every analysis the data supports, as figures (:mod:`evalcore.report.plots`)
+with their numbers printed in tables ("0.850 [0.820, 0.880]" cells and an ``n`` column); the parameters
+and the CLI command that reproduces each section's numbers.
+
+Offline: plotly.js is embedded once (:func:`plotly.offline.get_plotlyjs`) and every figure is written with
+``include_plotlyjs=False``; nothing is loaded from the network (no CDN, no web font). Every string that comes
+from the data (judge names, column values, notes) is escaped with :func:`html.escape`. No statistics here:
+every number comes from an evalcore function, through :func:`evalcore.report.card.run_audit`.
+"""
+
+from __future__ import annotations
+
+import html
+import platform
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .card import SUPERFICIAL_ALPHA, WINRATE_PRIOR, Audit, ReportCard, report_card, run_audit
+
+__all__ = ["Report", "build_report", "render", "write_report"]
+
+#: How the report names the code names it prints.
+MEASURE_NAMES = {
+    "percent_agreement": "percent agreement", "cohen_kappa": "Cohen's kappa", "fleiss_kappa": "Fleiss' kappa",
+    "krippendorff_alpha_ordinal": "Krippendorff's alpha (ordinal)", "kendall_tau": "Kendall's tau",
+    "pairwise_agreement_gap": "agreement gap: judge-human minus human-human",
+    "tau_difference": "familiarity: tau(score, perplexity), judge minus humans",
+    "r_difference": "anchoring: correlation between criteria, judge minus humans",
+    "agreement_position_slope": "agreement by position of the criterion in the prompt (slope)",
+    "top_share_difference": "share of top scores, judge minus humans", "mean_shift": "mean score, judge minus humans",
+    "entropy_difference": "use of the scale (entropy), judge minus humans",
+    "round_excess_5_difference": "excess of multiples of 5, judge minus humans",
+    "round_excess_10_difference": "excess of multiples of 10, judge minus humans",
+    "alpha_difference": "self-consistency: alpha across samples minus humans' alpha",
+    "alpha_across_variants_difference": "alpha across prompt variants minus humans' alpha",
+    "accuracy": "accuracy against the humans' majority"}
+FLAG_RULE = ("A result is <b>flagged</b> when its bootstrap test in the direction that means harm is significant "
+             "after controlling the false discovery rate at 5% across every test of its analysis "
+             "(Benjamini-Hochberg q &le; 0.05). Anything else is <i>not flagged</i>: this report claims nothing "
+             "that a flag or a 95% interval does not support.")
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0 auto;max-width:1180px;
+padding:1rem 1.5rem;color:#1f2430;line-height:1.45}
+h1{font-size:1.7rem}h2{border-bottom:2px solid #dee2e6;padding-bottom:.2rem;margin-top:2.2rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.86rem}th,td{border:1px solid #dee2e6;padding:.25rem .5rem;
+text-align:left;vertical-align:top}th{background:#f1f3f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.verdict{font-size:1.05rem;margin:.3rem 0 .6rem}.card{border:1px solid #ced4da;border-radius:6px;padding:.6rem 1rem;
+margin:.8rem 0}.flag{color:#c92a2a;font-weight:600}code,pre{background:#f8f9fa;padding:.1rem .3rem;border-radius:3px;
+font-size:.85rem}pre{padding:.6rem;overflow-x:auto;white-space:pre-wrap}.muted{color:#666}details{margin:.4rem 0}
+.figure{margin:1rem 0}
+"""
+
+
+def _esc(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _num(v: object, digits: int = 3) -> str:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "n/a"
+    return "n/a" if not np.isfinite(f) else f"{f:.{digits}f}"
+
+
+def cell(estimate: float, ci_low: float, ci_high: float) -> str:
+    """An estimate with its interval as the report prints it.
+
+    >>> cell(0.85, 0.82, 0.88), cell(0.5, float("nan"), float("nan")), cell(float("nan"), 0, 1)
+    ('0.850 [0.820, 0.880]', '0.500 (no interval)', 'n/a')
+    """
+    if estimate is None or not np.isfinite(estimate):
+        return "n/a"
+    if ci_low is None or ci_high is None or not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return f"{estimate:.3f} (no interval)"
+    return f"{estimate:.3f} [{ci_low:.3f}, {ci_high:.3f}]"
+
+
+def _q(v: object) -> str:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    return "" if not np.isfinite(f) else ("< 0.0001" if f < 1e-4 else f"{f:.2g}")
+
+
+def table_html(frame: pd.DataFrame, *, numeric: Sequence[str] = (), caption: str | None = None) -> str:
+    """``frame`` as an HTML table, every cell escaped; ``numeric`` columns right-aligned."""
+    head = "".join(f"<th>{_esc(c)}</th>" for c in frame.columns)
+    rows = []
+    for rec in frame.itertuples(index=False):
+        tds = "".join(f'<td class="num">{_esc(v)}</td>' if c in numeric else f"<td>{_esc(v)}</td>"
+                      for c, v in zip(frame.columns, rec))
+        rows.append(f"<tr>{tds}</tr>")
+    cap = f"<caption>{_esc(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def figure_html(fig, *, x_title: str = "", y_title: str = "") -> str:
+    """One figure without plotly.js (the report embeds it once), with a title and labelled axes."""
+    if not fig.layout.title.text:
+        raise ValueError("every figure of the report needs a title")
+    for axis, default in (("xaxis", x_title), ("yaxis", y_title)):
+        ax = fig.layout[axis]
+        if not (ax.title and ax.title.text):
+            fig.layout[axis].title = {"text": default or ("value" if axis == "xaxis" else "group")}
+    body = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False, "responsive": True})
+    return f'<div class="figure">{body}</div>'
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _summary_section(ing, audit: Audit) -> str:
+    from ..data import schema
+
+    s = schema.summarize(ing.frame, table=ing.table)
+    rows = [("table", s.table), ("source", ing.source), ("rows", f"{s.rows:,}"), ("items", f"{s.items:,}"),
+            ("human raters", f"{s.human_raters} (up to {s.max_humans_per_item} per item)"), ("judges", s.judges),
+            ("languages", ", ".join(s.languages) or "-"), ("criteria", ", ".join(s.criteria) or "-"),
+            ("tasks", ", ".join(s.tasks) or "-")]
+    if s.systems:
+        rows.append(("systems", ", ".join(s.systems)))
+    av = schema.analyses(ing.frame, table=ing.table)
+    av = av[av["table"] == ing.table]
+    shown = pd.DataFrame({"analysis": av["title"], "supported": av["available"].map({True: "yes", False: "no"}),
+                          "would need": av["missing"]})
+    notes = "".join(f"<li>{_esc(n)}</li>" for n in ing.notes)
+    return ("<h2 id='data'>1. The data</h2>" + table_html(pd.DataFrame(rows, columns=["what", "value"]))
+            + (f"<p>Import notes:</p><ul>{notes}</ul>" if notes else "")
+            + "<details><summary>Which analyses this table supports</summary>" + table_html(shown) + "</details>")
+
+
+def _card_section(card: ReportCard) -> str:
+    overview = pd.DataFrame({"judge": [c.judge for c in card.cards], "verdict": [c.verdict for c in card.cards],
+                             "findings": [len(c.findings) for c in card.cards]})
+    parts = ["<h2 id='card'>2. Judge report card</h2>", f"<p>{FLAG_RULE}</p>",
+             table_html(overview, numeric=["findings"])]
+    for c in card.cards:
+        mits = "".join(f"<li><b>{_esc(m.finding)}</b> {_esc(m.action)} <span class='muted'>({_esc(m.source)})</span>"
+                       "</li>" for m in c.mitigations)
+        found = pd.DataFrame([{"section": f.section, "measure": MEASURE_NAMES.get(f.measure, f.measure),
+                               "where": f.group, "estimate [95% CI]": cell(f.estimate, f.ci_low, f.ci_high),
+                               "n (items)": f.n, "q": _q(f.q_value)} for f in c.findings])
+        parts.append(f"<div class='card'><h3>{_esc(c.judge)}</h3><p class='verdict'>{_esc(c.verdict)}</p>"
+                     + (f"<p>What to do:</p><ul>{mits}</ul>" if mits else "<p>Nothing flagged: no mitigation "
+                                                                          "needed.</p>")
+                     + (f"<details><summary>{len(found)} finding(s)</summary>"
+                        + table_html(found, numeric=["estimate [95% CI]", "n (items)", "q"]) + "</details>"
+                        if len(found) else "") + "</div>")
+    return "".join(parts)
+
+
+def _where(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with a ``where`` label from the ``by`` columns (``all items`` without)."""
+    by = [c for c in by if c in frame.columns]
+    if not by or frame.empty:
+        return frame.assign(where="all items")
+    label = frame[by].astype(object).apply(lambda r: " / ".join(str(v) for v in r if pd.notna(v)) or "all items",
+                                           axis=1)
+    return frame.assign(where=label)
+
+
+def _repro(commands: Sequence[str]) -> str:
+    return "<p>Reproduce these numbers:</p><pre>" + "\n".join(_esc(c) for c in commands) + "</pre>"
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """What every section needs: the input's command-line form and the run's parameters."""
+
+    inputs: str
+    n_boot: int
+    seed: int
+
+    def cmd(self, command: str, *extra: str, boot: bool = True) -> str:
+        opts = [*extra, *(["--boot", str(self.n_boot)] if boot else []), "--seed", str(self.seed), "--json"]
+        return f"evalcore {command} {self.inputs} " + shlex.join(opts)
+
+
+# --------------------------------------------------------------------------- ratings
+
+#: The agreement table's columns: measure -> header (humans' rows and judges' rows share the first).
+AGREEMENT_COLUMNS = {"percent_agreement": "percent agreement", "fleiss_kappa": "Fleiss' kappa (humans)",
+                     "cohen_kappa": "Cohen's kappa (judge)", "krippendorff_alpha_ordinal": "Krippendorff's alpha",
+                     "pairwise_agreement_gap": "gap vs humans"}
+
+
+def agreement_table(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """One row per group and rater (humans or a judge): the chosen measures as "est [lo, hi]" cells, n items,
+    and ``flagged`` (the gap's flag and q-value)."""
+    from .tables import with_humans_named
+
+    rows = with_humans_named(table[table["measure"].isin(list(AGREEMENT_COLUMNS))], label="humans")
+    flag = np.where(rows["flagged"], "▼ flagged, q " + rows["q_value"].map(_q), "")
+    rows = rows.assign(cell=[cell(e, lo, hi) for e, lo, hi in zip(rows["estimate"], rows["ci_low"], rows["ci_high"])],
+                       flag=flag)
+    keys = [*by, "judge"]
+    wide = rows.pivot_table(index=keys, columns="measure", values="cell", aggfunc="first", sort=False)
+    wide = wide[[m for m in AGREEMENT_COLUMNS if m in wide.columns]].rename(columns=AGREEMENT_COLUMNS)
+    pa = rows[rows["measure"] == "percent_agreement"].set_index(keys)["n"]
+    gap = rows[rows["measure"] == "pairwise_agreement_gap"].set_index(keys)["flag"]
+    out = wide.assign(**{"n (items)": pa.reindex(wide.index).to_numpy(),
+                         "flagged": gap.reindex(wide.index).fillna("").to_numpy()}).reset_index()
+    return out.rename(columns={"judge": "rater"}).fillna("")
+
+
+def _agreement_section(audit: Audit, ctx: _Ctx) -> str:
+    from .plots import agreement_figure, effect_figure
+
+    table, card_t = audit.results["agreement"], audit.results["agreement_card"]
+    cells, group = list(audit.cells), list(card_t.columns[:list(card_t.columns).index("judge")])
+    parts = ["<h3 id='agreement'>Agreement with humans</h3>",
+             "<p>Each judge against the humans' strict majority, beside the humans among themselves; 95% item-"
+             "bootstrap intervals. ▼: the judge agrees with humans less than humans agree with each other "
+             "(pairwise_agreement_gap, flagged).</p>"]
+    gap = _where(card_t, group)
+    if (gap["measure"] == "pairwise_agreement_gap").any():
+        fig = effect_figure(gap, measure="pairwise_agreement_gap", y="where",
+                            title="Agreement gap: judge-human minus human-human agreement (below 0: worse)")
+        parts.append(figure_html(fig, x_title="agreement gap", y_title=" / ".join(group) or "all items"))
+    judges = sorted(table["judge"].dropna().astype(str).unique())
+    for j in [None, *judges[:6]]:
+        fig = agreement_figure(table, measure="percent_agreement", judge=j, by=cells)
+        parts.append(figure_html(fig, x_title="percent agreement", y_title=cells[0] if cells else "all items"))
+    if len(judges) > 6:
+        parts.append(f"<p class='muted'>Figures for the first 6 of {len(judges)} judges; the table has all.</p>")
+    shown = agreement_table(table, cells)
+    parts.append("<details open><summary>Agreement table</summary>"
+                 + table_html(shown, numeric=[*AGREEMENT_COLUMNS.values(), "n (items)"]) + "</details>")
+    cmds = [ctx.cmd("agreement", "--by", *(cells or ["none"]))]
+    if group != cells:
+        cmds.append(ctx.cmd("agreement", "--by", *(group or ["none"])) + "   # the report card's grouping")
+    return "".join(parts) + _repro(cmds)
+
+
+def bias_table(records: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """The tested bias results as the report prints them: where, judge, measure, "est [lo, hi]", n, q, flag."""
+    tested = records[records["test"].notna() & records["estimate"].notna()]
+    return pd.DataFrame({
+        "section": tested["section"], "judge": tested["judge"],
+        "where": _where(tested, [*by, "criterion"])["where"],
+        "measure": tested["measure"].map(lambda m: MEASURE_NAMES.get(m, m)),
+        "estimate [95% CI]": [cell(e, lo, hi) for e, lo, hi in zip(tested["estimate"], tested["ci_low"],
+                                                                  tested["ci_high"])],
+        "n (items)": tested["n"], "q": tested["q_value"].map(_q),
+        "verdict": np.where(tested["flagged"], "flagged", np.where(tested["opposite"], "other direction (not a bias)",
+                                                                   "not flagged"))})
+
+
+def _bias_section(audit: Audit, ctx: _Ctx) -> str:
+    from ..pointwise.bias_report import BiasReport
+    from .plots import effect_figure
+
+    rep = BiasReport(audit.results["bias"])
+    by = list(audit.group)
+    parts = ["<h3 id='bias'>Bias diagnostics</h3>",
+             "<p>Familiarity, score distribution, anchoring and self-consistency (Stureborg et al. 2024; Hada et al. "
+             "2024), judge minus humans, with 95% item-bootstrap intervals. Filled diamonds are flagged.</p>"]
+    for section, reason in rep.skipped:
+        parts.append(f"<p class='muted'>Not run: {_esc(section)}: {_esc(reason)}</p>")
+    rec = rep.recommendations
+    if len(rec):
+        parts.append("<p>What was found, and what to do:</p>" + table_html(
+            rec[["finding", "recommendation", "judges", "evidence", "source"]]))
+    res = _where(rep.results, [*by, "criterion"])
+    tested = [m for m in dict.fromkeys(res.loc[res["test"].notna() & res["estimate"].notna(), "measure"])]
+    for m in tested:
+        fig = effect_figure(res, measure=m, y="where", title=MEASURE_NAMES.get(m, m))
+        parts.append(figure_html(fig, x_title=m, y_title=" / ".join([*by, "criterion"])))
+    shown = bias_table(rep.results, by)
+    flagged = shown[shown["verdict"] == "flagged"]
+    parts.append(f"<details><summary>Flagged results ({len(flagged)})</summary>"
+                 + table_html(flagged, numeric=["estimate [95% CI]", "n (items)", "q"]) + "</details>")
+    parts.append(f"<details><summary>Every tested result ({len(shown)})</summary>"
+                 + table_html(shown, numeric=["estimate [95% CI]", "n (items)", "q"]) + "</details>")
+    return "".join(parts) + _repro([ctx.cmd("bias", *(["--by", *by] if by else []))])
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def _accuracy_section(audit: Audit, ctx: _Ctx) -> str:
+    from .plots import effect_figure
+
+    acc = audit.results["accuracy"]
+    fig = effect_figure(acc, measure="accuracy", y="judge", zero=False,
+                        title="Judge accuracy against the humans' strict majority (a / b / tie)")
+    shown = pd.DataFrame({"judge": acc["judge"], "accuracy [95% CI]": [
+        cell(e, lo, hi) for e, lo, hi in zip(acc["estimate"], acc["ci_low"], acc["ci_high"])],
+        "n (items)": acc["n"], "unparsed outputs": acc.get("n_invalid", 0), "note": acc["note"]})
+    return ("<h3 id='accuracy'>Judge accuracy</h3><p>Each judge's verdict (both orders combined) against the "
+            "humans' strict majority; unparsed outputs left out.</p>" + figure_html(fig, x_title="accuracy")
+            + table_html(shown, numeric=["accuracy [95% CI]", "n (items)", "unparsed outputs"])
+            + _repro([ctx.cmd("winrate", "--accuracy")]))
+
+
+def _position_section(audit: Audit, ctx: _Ctx) -> str:
+    from .plots import position_figure
+    from .tables import before_after, position_rows
+
+    rep = audit.results["position"]
+    rows = position_rows(rep, by=[])
+    fig = position_figure(rows, measures=["position_consistency", "first_position_preference", "accuracy_average"])
+    parts = ["<h3 id='position'>Position bias</h3>",
+             "<p>Verdicts in both orders, before and after calibration (PriDe; CalibraEval NOA) where the judge gives "
+             "P('A'). First-position preference is tested against 0.5 (⚑ flagged).</p>",
+             figure_html(fig, x_title="share of items", y_title="judge")]
+    for judge in dict.fromkeys(rep["judge"].astype(str)):
+        shown = before_after(rep, judge=judge, by=[])
+        n = rep[(rep["judge"] == judge) & (rep["method"] == "none") & (rep["measure"] == "position_consistency")]["n"]
+        parts.append(f"<p><b>{_esc(judge)}</b> (n = {_esc(int(n.iloc[0]) if len(n) else 'n/a')} items)</p>"
+                     + table_html(shown, numeric=[c for c in shown.columns if c != "measure"]))
+    calibrate = [] if (rep["method"] != "none").any() else ["--calibrate", "none"]
+    return "".join(parts) + _repro([ctx.cmd("position", *calibrate)])
+
+
+def _superficial_section(audit: Audit, ctx: _Ctx) -> str:
+    from .plots import alpha_curve_figure
+    from .tables import superficial_at, superficial_curve, superficial_reading, superficial_shown
+
+    table = audit.results["superficial"]
+    by = [c for c in ("subset",) if c in table.columns and table[c].notna().any()]
+    q = str(table["q"].iloc[0])
+    parts = ["<h3 id='superficial'>Superficial quality</h3>",
+             f"<p>P_hat = Norm(P) - alpha * Norm(Q), Q = {_esc(q)}, min-max Norm (Zhou et al. 2024): accuracy against "
+             f"the humans' label at each alpha; the table reads alpha = {SUPERFICIAL_ALPHA:g}; a change counts only "
+             "where its 95% interval excludes 0 (no flag).</p>"]
+    for judge in dict.fromkeys(table["judge"].astype(str)):
+        mine = table[table["judge"] == judge]
+        curve, cv = superficial_curve(mine, by=by, measure="accuracy")
+        fig = alpha_curve_figure(curve, label="accuracy", alpha=SUPERFICIAL_ALPHA, cv=cv)
+        fig.update_layout(title=f"{judge}: accuracy by alpha")
+        at = superficial_at(mine, SUPERFICIAL_ALPHA, by=by, measure="accuracy")
+        parts.append(f"<h4>{_esc(judge)}</h4>" + figure_html(fig)
+                     + f"<p>{_esc(superficial_reading(at, by=by, alpha=SUPERFICIAL_ALPHA, label='accuracy'))}</p>"
+                     + table_html(superficial_shown(at, by=by, label="accuracy"), numeric=["items"]))
+    extra = ["--q", q, *(["--by", *by] if by else [])]
+    return "".join(parts) + _repro([ctx.cmd("superficial", *extra)])
+
+
+def _winrate_section(audit: Audit, ctx: _Ctx) -> str:
+    from .plots import forest_figure
+
+    frame = audit.results["winrate"]
+    fig = forest_figure(frame)
+    shown = pd.DataFrame({
+        "pair": frame["pair"], "raw judge win rate k": frame["k_observed"].map(_num),
+        "calibrated p, mode [95% CI]": [cell(e, lo, hi) for e, lo, hi in zip(frame["p_mode"], frame["ci_low"],
+                                                                           frame["ci_high"])],
+        "humans' p": frame["p_human"].map(_num), "n (items)": frame["n_items"],
+        "human labels used": frame["n_human_labelled"], "warnings": frame["warnings"]})
+    return ("<h3 id='winrate'>Calibrated win rates</h3>"
+            f"<p>BWRS (Gao et al. 2024), the judges' accuracies learnt from a seeded {WINRATE_PRIOR.split(':')[1]} "
+            "share of each pair's human labels. Bayesian Dawid-Skene is left out of the report for speed; the "
+            "second command below runs it.</p>"
+            + figure_html(fig, y_title="system pair") + table_html(shown, numeric=list(shown.columns[1:6]))
+            + _repro([ctx.cmd("winrate", "--method", "bwrs", "--prior", WINRATE_PRIOR, boot=False),
+                      ctx.cmd("winrate", "--method", "ds", "--prior", WINRATE_PRIOR, boot=False)]))
+
+
+# --------------------------------------------------------------------------- the document
+
+_SECTIONS = {"agreement": ("Agreement with humans", _agreement_section), "bias": ("Bias diagnostics", _bias_section),
+             "accuracy": ("Judge accuracy", _accuracy_section), "position": ("Position bias", _position_section),
+             "superficial": ("Superficial quality", _superficial_section),
+             "winrate": ("Calibrated win rates", _winrate_section)}
+
+
+def _analyses_section(audit: Audit, ctx: _Ctx) -> tuple[str, list[str]]:
+    """Every analysis that ran, in order, and the reasons of those that did not; and the section titles."""
+    parts, titles = ["<h2 id='analyses'>3. The analyses</h2>"], []
+    for name, (title, make) in _SECTIONS.items():
+        t = audit.results.get(name)
+        if t is not None and not t.empty:
+            parts.append(make(audit, ctx))
+            titles.append(title)
+    for name, reason in audit.skipped.items():
+        parts.append(f"<p class='muted'>Not in this report: {_esc(_SECTIONS.get(name, (name,))[0])}: "
+                     f"{_esc(reason)}</p>")
+    return "".join(parts), titles
+
+
+def _versions() -> list[tuple[str, str]]:
+    import plotly
+
+    import evalcore
+
+    return [("evalcore", evalcore.__version__), ("numpy", np.__version__), ("pandas", pd.__version__),
+            ("plotly", plotly.__version__), ("python", platform.python_version())]
+
+
+def _parameters_section(audit: Audit, ctx: _Ctx, seconds: float) -> str:
+    rows = [("input", ctx.inputs), ("seed", audit.seed), ("bootstrap resamples", audit.n_boot),
+            ("confidence level", "95%"), ("false discovery rate of the flags", "0.05 (Benjamini-Hochberg)"),
+            ("superficial-quality alpha read", f"{SUPERFICIAL_ALPHA:g}"), ("win-rate prior (BWRS)", WINRATE_PRIOR),
+            *_versions(), ("built", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())),
+            ("build time", f"{seconds:.1f} s (" + ", ".join(f"{k} {v:.1f} s" for k, v in audit.seconds.items())
+             + ")")]
+    cmd = f"evalcore report {ctx.inputs} " + shlex.join(["--boot", str(audit.n_boot), "--seed", str(audit.seed)])
+    return ("<h2 id='parameters'>4. Parameters and how to reproduce</h2>"
+            + table_html(pd.DataFrame(rows, columns=["parameter", "value"]))
+            + "<p>This report, and its judge report card as JSON:</p><pre>" + _esc(cmd + " --out report.html") + "\n"
+            + _esc(cmd + " --json") + "</pre><p>Each section above ends with the command that prints its numbers.</p>")
+
+
+def render(ing, audit: Audit, card: ReportCard, *, inputs: str, seconds: float = 0.0) -> str:
+    """The HTML document of an audit (:func:`evalcore.report.card.run_audit`) and its card.
+
+    ``inputs`` is the input part of the CLI commands printed in the report (the file and its options).
+    """
+    from plotly.offline import get_plotlyjs
+
+    ctx = _Ctx(inputs, audit.n_boot, audit.seed)
+    analyses, titles = _analyses_section(audit, ctx)
+    toc = "".join(f"<li>{_esc(t)}</li>" for t in titles)
+    title = f"evalcore report: {ing.source}"
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{_esc(title)}</title><style>{CSS}</style>"
+            f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
+            f"<h1>{_esc(title)}</h1><p class='muted'>An audit of LLM judges against human annotators. Contents: "
+            "<a href='#data'>1. the data</a> · <a href='#card'>2. judge report card</a> · "
+            f"<a href='#analyses'>3. the analyses</a> ({toc and ', '.join(_esc(t) for t in titles)}) · "
+            "<a href='#parameters'>4. parameters</a>.</p>"
+            + _summary_section(ing, audit) + _card_section(card) + analyses
+            + _parameters_section(audit, ctx, seconds) + "</body></html>")
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """A built report: the HTML text, the judge report card, the audit behind them and the time it took."""
+
+    html: str
+    card: ReportCard
+    audit: Audit
+    seconds: float
+
+
+def build_report(ing, *, n_boot: int = 1000, seed: int = 0, inputs: Sequence[str] | None = None) -> Report:
+    """Run the audit of a loaded table and render it.
+
+    Parameters
+    ----------
+    ing
+        An :class:`~evalcore.data.ingest.Ingested` (:func:`evalcore.data.ingest.load`).
+    n_boot, seed
+        Bootstrap resamples over items and their seed, for every analysis.
+    inputs
+        The CLI arguments that load the same input (files and options), printed in the commands that
+        reproduce each section; default the source's name.
+
+    Returns
+    -------
+    Report
+    """
+    t0 = time.perf_counter()
+    audit = run_audit(ing.frame, table=ing.table, n_boot=n_boot, seed=seed)
+    card = report_card(audit)
+    args = shlex.join(list(inputs)) if inputs else shlex.quote(str(ing.source))
+    text = render(ing, audit, card, inputs=args, seconds=time.perf_counter() - t0)
+    return Report(text, card, audit, time.perf_counter() - t0)
+
+
+def write_report(ing, path: str | Path, *, n_boot: int = 1000, seed: int = 0,
+                 inputs: Sequence[str] | None = None) -> Report:
+    """:func:`build_report`, written to ``path`` (UTF-8)."""
+    rep = build_report(ing, n_boot=n_boot, seed=seed, inputs=inputs)
+    Path(path).write_text(rep.html, encoding="utf-8")
+    return rep

@@ -1,0 +1,119 @@
+"""The self-contained HTML report (:mod:`evalcore.report.html`): offline, plotly.js once, the library's numbers
+printed, the report card first, data escaped, and every input kind (ratings, comparisons, HANNA)."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from plotly.offline import get_plotlyjs
+
+from evalcore.data.ingest import Ingested, load
+from evalcore.data.schema import validate
+from evalcore.report.html import build_report, cell, figure_html, table_html
+from tests.helpers import HANNA, SAMPLE, SAMPLE_PAIRS, needs_datasets
+
+BOOT = 200
+HOSTILE = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def ratings_report():
+    return build_report(load(SAMPLE, table="ratings"), n_boot=BOOT, seed=0, inputs=["ratings_multilingual.csv"])
+
+
+@pytest.fixture(scope="module")
+def pairs_report():
+    return build_report(load(SAMPLE_PAIRS, table="comparisons"), n_boot=BOOT, seed=0)
+
+
+def _offline(text: str) -> None:
+    js = get_plotlyjs()
+    assert text.count(js[:300]) == 1 and text.count(js[-300:]) == 1  # plotly.js embedded exactly once
+    assert text.count("<script") == text.count("Plotly.newPlot(") + 1  # one library script, one per figure
+    # Outside the library's own code (whose strings name map-tile servers for map traces, never used here),
+    # nothing names the network: no http(s) address at all, no src/href, stylesheet link, CSS import or web font.
+    rest = text.replace(js, "")
+    assert not re.search(r"https?:|(src|href)\s*=\s*[\"']?\s*//", rest, re.I)
+    assert "<link" not in rest.lower() and "@import" not in rest and "@font-face" not in rest and "url(" not in rest
+
+
+def test_ratings_report_is_offline_ordered_and_small(ratings_report):
+    text = ratings_report.html
+    _offline(text)
+    assert text.startswith("<!DOCTYPE html>") and len(text.encode()) < 10e6
+    order = [text.index(s) for s in ("1. The data", "2. Judge report card", "3. The analyses",
+                                     "Agreement with humans</h3>", "Bias diagnostics</h3>", "4. Parameters")]
+    assert order == sorted(order)
+    assert "<td>52,915</td>" in text and "<td>1,200</td>" in text and "Bengali, Chinese, Czech" in text
+    assert text.count("Plotly.newPlot(") >= 4
+
+
+def test_numbers_printed_are_the_librarys(ratings_report):
+    text = ratings_report.html
+    ag = ratings_report.audit.results["agreement"]
+    r = ag[(ag["language"] == "Hindi") & (ag["criterion"] == "LA") & (ag["judge"] == "gpt-4/single-call")
+           & (ag["measure"] == "percent_agreement")].iloc[0]
+    printed = f"{r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+    assert printed == cell(r["estimate"], r["ci_low"], r["ci_high"]) and printed in text
+    row = re.search(r"<tr><td>Hindi</td><td>LA</td><td>gpt-4/single-call</td>(.*?)</tr>", text).group(1)
+    assert printed in row and f">{int(r['n'])}<" in row  # the n column beside it
+    for c in ratings_report.card.cards:  # the verdicts, first on the page after the data
+        assert html_lib.escape(c.verdict) in text and text.index(html_lib.escape(c.verdict)) < text.index("3. The analyses")
+    # parameters and the commands that reproduce each section
+    assert "evalcore agreement ratings_multilingual.csv --by language criterion --boot 200 --seed 0 --json" in text
+    assert "evalcore bias ratings_multilingual.csv --by language --boot 200 --seed 0 --json" in text
+    for name in ("numpy", "pandas", "plotly", "evalcore"):
+        assert f"<td>{name}</td>" in text
+
+
+def test_hostile_names_are_escaped():
+    ing = load(SAMPLE, table="ratings")
+    frame = ing.frame.copy()
+    frame["rater"] = frame["rater"].astype(str).replace({"gpt-4/single-call": HOSTILE})
+    frame["language"] = frame["language"].astype(str).replace({"Hindi": "<img src=x onerror=alert(2)>"})
+    checked = validate(frame, table="ratings")
+    text = build_report(Ingested(table="ratings", frame=checked.frame, source="<b>evil</b>.csv"), n_boot=50).html
+    _offline(text)
+    assert HOSTILE not in text and "<img src=x" not in text and "<b>evil</b>" not in text
+    assert html_lib.escape(HOSTILE) in text and "&lt;img src=x onerror=alert(2)&gt;" in text
+
+
+def test_comparisons_report(pairs_report):
+    text = pairs_report.html
+    _offline(text)
+    for title in ("Judge accuracy</h3>", "Position bias</h3>", "Superficial quality</h3>", "Calibrated win rates</h3>"):
+        assert title in text
+    wr = pairs_report.audit.results["winrate"].iloc[0]
+    assert cell(wr["p_mode"], wr["ci_low"], wr["ci_high"]) in text
+    acc = pairs_report.audit.results["accuracy"].iloc[0]
+    assert cell(acc["estimate"], acc["ci_low"], acc["ci_high"]) in text
+    assert "evalcore winrate comparisons_pairwise.csv --method bwrs --prior ratio:0.3 --seed 0 --json" in text
+    assert "--q superficial --by subset --boot 200 --seed 0 --json" in text
+    assert "Not in this report" not in text
+
+
+def test_figures_need_a_title_and_get_axis_labels():
+    with pytest.raises(ValueError, match="title"):
+        figure_html(go.Figure(go.Scatter(x=[1], y=[1])))
+    fig = go.Figure(go.Scatter(x=[1], y=[1])).update_layout(title="t")
+    out = figure_html(fig, x_title="share", y_title="judge")
+    assert '"title":{"text":"share"}' in out and '"title":{"text":"judge"}' in out
+    assert "<script src" not in out
+
+
+def test_table_cells_are_escaped():
+    out = table_html(pd.DataFrame({"a<": [HOSTILE], "n": [3]}), numeric=["n"])
+    assert HOSTILE not in out and "a&lt;" in out and '<td class="num">3</td>' in out
+
+
+@needs_datasets
+def test_hanna_report():
+    rep = build_report(load(HANNA, preset="hanna"), n_boot=30, seed=0)
+    _offline(rep.html)
+    assert len(rep.card.cards) == 20 and len(rep.html.encode()) < 10e6
+    assert all(" of 6 criteria" in c.verdict for c in rep.card.cards)
+    assert "Figures for the first 6 of 20 judges" in rep.html
