@@ -12,6 +12,13 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`table_section`: the agreement table itself, every row.
 - :func:`class_distribution_section`: :func:`evalcore.pointwise.distributions.class_distribution`
   (``ui.CLASS_DISTRIBUTION``), drawn by :func:`evalcore.report.plots.class_distribution_figure`.
+- :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter_units` (``ui.unit_filter``).
+- :func:`leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
+  by :func:`evalcore.report.plots.leaderboard_figure`.
+- :func:`meta_tab`: :func:`evalcore.pointwise.meta.meta_correlations` (``ui.META``), shown by
+  :func:`evalcore.report.tables.meta_view`.
+- :func:`pairs_tab`: :func:`evalcore.pointwise.rater_pairs.rater_pair_matrix` (``ui.RATER_PAIRS``), drawn by
+  :func:`evalcore.report.plots.rater_pair_heatmap`.
 - :func:`how_to_read`: what the measures mean.
 """
 
@@ -49,6 +56,22 @@ def controls(ratings, units) -> ui.AuditOptions:
         st.info("Pick at least one judge under **Judges** to compare judges with the humans; the humans' agreement "
                 "among themselves is shown below.", icon=":material/info:")
     return ui.AuditOptions(by, judges, int(n_boot), int(seed))
+
+
+def unit_filter() -> tuple[int | None, int | None]:
+    """Which units count: those with at least / at most so many human ratings (0: no bound)."""
+    with st.expander("Units: how many human ratings each must have"):
+        c1, c2 = st.columns(2)
+        lo = int(c1.number_input("At least", 0, 1000, 0, key="ag_min_raters",
+                                 help="0: no lower bound. Papers often report agreement over fully annotated units "
+                                      "only: set both to the number of annotators."))
+        hi = int(c2.number_input("At most", 0, 1000, 0, key="ag_max_raters", help="0: no upper bound."))
+        bounds = (lo or None, hi or None)
+        f = ui.unit_filter(min_raters=bounds[0], max_raters=bounds[1]) if any(bounds) else None
+        if f is not None:
+            st.caption(f"{f.description}: {f.kept:,} unit(s) kept, {f.dropped:,} dropped. Every measure on this "
+                       "page's first tab uses only the kept units.")
+    return bounds
 
 
 def agreement_section(table, units, opts: ui.AuditOptions) -> str | None:
@@ -141,18 +164,96 @@ def how_to_read() -> None:
 """)
 
 
+def criterion_pick(key: str, units) -> str:
+    crits = sorted(units.scale)
+    return st.selectbox("Criterion", ui.choice(key, crits), key=key)
+
+
+def leaderboard_tab(ratings, units, opts: ui.AuditOptions) -> None:
+    st.subheader("Which judge should I use?")
+    if not opts.judges:
+        st.info("Pick judges under **Judges** above to rank them.", icon=":material/info:")
+        return
+    has_system = "system" in ratings.columns
+    measures = ["kendall_tau", "spearman_rho"] + (["kendall_tau_system", "spearman_rho_system"] if has_system else [])
+    c1, c2 = st.columns(2)
+    measure = c1.selectbox("Ranked by", ui.choice("lb_measure", measures), key="lb_measure",
+                           format_func=lambda m: tables.MEASURE_LABELS.get(m, m))
+    with c2:
+        crit = criterion_pick("lb_crit", units)
+    board = ui.LEADERBOARD.result(by=(), judges=tuple(opts.judges), measures=tuple(measures), n_boot=opts.n_boot,
+                                  seed=opts.seed)
+    shown = board[(board["measure"] == measure) & (board["criterion"] == crit)]
+    label = tables.MEASURE_LABELS.get(measure, measure)
+    st.plotly_chart(plots.leaderboard_figure(shown, label=label), key="lb_fig")
+    st.dataframe(tables.leaderboard_view(shown), hide_index=True)
+    st.caption("Each judge's agreement with the humans (the mean human score), with a 95% interval. 'minus the "
+               "best' is a paired bootstrap: the same resampled items for every judge; a judge is called worse "
+               "than the best only when that interval excludes 0. Judges whose intervals overlap are not "
+               "distinguishable on this data.")
+    ui.download_csv(board, file_name="leaderboard.csv", label="Download the leaderboard (CSV)", key="lb_dl")
+
+
+def meta_tab(ratings, opts: ui.AuditOptions) -> None:
+    st.subheader("Does the judge rank the systems as humans do?")
+    if "system" not in ratings.columns:
+        st.info("System-level correlation needs a **system** column (the model that wrote each item's output; "
+                "columns named model, system or generator are recognised), and the input level an **input_id** "
+                "(the prompt or document several systems answered).", icon=":material/info:")
+        return
+    meta = ui.META.result(by=(), judges=tuple(opts.judges) or None, n_boot=opts.n_boot, seed=opts.seed)
+    st.dataframe(tables.meta_view(meta), hide_index=True)
+    st.caption("System level: each system's mean human score against its mean judge score over the same items, "
+               "correlated across systems (as SummEval and G-Eval report). Input level: the correlation across the "
+               "systems' outputs for one input, averaged over inputs. 95% intervals resample inputs.")
+    ui.download_csv(meta, file_name="system_level.csv", label="Download (CSV)", key="meta_dl")
+
+
+def pairs_tab(units, opts: ui.AuditOptions) -> None:
+    st.subheader("Who agrees with whom?")
+    c1, c2 = st.columns(2)
+    measure = c1.selectbox("Measure", ui.choice("rp_measure", list(tables.PAIR_MEASURES)), key="rp_measure",
+                           format_func=tables.PAIR_MEASURES.get)
+    with c2:
+        crit = criterion_pick("rp_crit", units)
+    pairs = ui.RATER_PAIRS.result(by=(), judges=tuple(opts.judges), n_boot=0, seed=opts.seed)
+    matrix, counts = tables.pair_matrix(pairs, measure=measure, group={"criterion": crit})
+    if matrix.empty:
+        st.info("No two annotators rated the same unit on this criterion.", icon=":material/info:")
+        return
+    st.plotly_chart(plots.rater_pair_heatmap(matrix, counts, label=tables.PAIR_MEASURES[measure]), key="rp_fig")
+    st.caption("Rows: annotators, then judges; columns: annotators. Each cell is computed on the units both rated "
+               "(n). Weighted kappas give partial credit to near misses (linear or quadratic in the score).")
+    ui.download_csv(pairs, file_name="rater_pairs.csv", label="Download every pair (CSV)", key="rp_dl")
+
+
 def main() -> None:
     header()
     ratings = ui.require_table("ratings")
     with ui.guard("Computing agreement"):
         units = ui.units()
         opts = controls(ratings, units)
-        table = ui.AGREEMENT.result(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
-                                    seed=opts.seed)
-        judge = agreement_section(table, units, opts)
-        flags_section(table, opts)
-        table_section(table)
-        class_distribution_section(units, opts, judge)
+        lo, hi = unit_filter()
+        tab_group, tab_board, tab_meta, tab_pairs = st.tabs(
+            ["Agreement by group", "Which judge?", "System level", "Rater pairs"], key="ag_tab", on_change="rerun")
+        # Only the open tab runs, so each tab's bootstrap is paid for when it is looked at.
+        if tab_group.open:
+            with tab_group:
+                table = ui.AGREEMENT.result(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
+                                            seed=opts.seed, min_raters=lo, max_raters=hi)
+                judge = agreement_section(table, units, opts)
+                flags_section(table, opts)
+                table_section(table)
+                class_distribution_section(units, opts, judge)
+        if tab_board.open:
+            with tab_board:
+                leaderboard_tab(ratings, units, opts)
+        if tab_meta.open:
+            with tab_meta:
+                meta_tab(ratings, opts)
+        if tab_pairs.open:
+            with tab_pairs:
+                pairs_tab(units, opts)
     how_to_read()
 
 

@@ -1,4 +1,6 @@
-"""``evalcore agreement``: agreement among humans and of each judge with humans."""
+"""``evalcore agreement``: agreement among humans and of each judge with humans; with a ``system`` column the
+system- and input-level correlations too; ``--leaderboard`` ranks the judges, ``--pairs`` gives the rater-pair
+kappa matrix."""
 
 from __future__ import annotations
 
@@ -15,28 +17,76 @@ RULE = ("LOW = flagged: the judge agrees with humans less than humans agree with
         "HIGH = significantly more (not a flag)")
 
 
+def _meta_rows(frame, by, args: argparse.Namespace):
+    """System- and input-level correlations (:func:`evalcore.pointwise.meta.meta_correlations`), when the
+    ratings name the systems; their groups are the criteria and ``by``."""
+    from ..pointwise.meta import meta_correlations
+
+    if "system" not in frame.columns:
+        return None
+    return meta_correlations(frame, by=[c for c in by if c != "criterion"], judges=args.judge, n_boot=args.boot,
+                             seed=args.seed, level=args.level)
+
+
+def _extra(frame, by, args: argparse.Namespace):
+    """``--leaderboard`` or ``--pairs`` instead of the agreement table (None: neither)."""
+    rest = [c for c in by if c != "criterion"]
+    if args.leaderboard:
+        from ..pointwise.leaderboard import judge_leaderboard
+
+        measures = tuple(args.leaderboard_measure or (("kendall_tau", "kendall_tau_system") if "system" in frame
+                                                       else ("kendall_tau",)))
+        return "judge leaderboard", judge_leaderboard(frame, by=rest, judges=args.judge, measures=measures,
+                                                      n_boot=args.boot, seed=args.seed, level=args.level)
+    if args.pairs:
+        from ..pointwise.rater_pairs import rater_pair_matrix
+
+        return "rater pairs", rater_pair_matrix(frame, by=rest, judges=args.judge, n_boot=args.boot, seed=args.seed,
+                                                level=args.level)
+    return None
+
+
+def _dump(table) -> int:
+    json.dump(records(table), sys.stdout, indent=1, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Agreement per group, as a terminal table or JSON records."""
-    from ..pointwise.agreement import agreement, count_units
+    import pandas as pd
+
+    from ..pointwise.agreement import agreement, count_units, filter_units
 
     ing = load_table(args, "ratings")
-    units = count_units(ing.frame)
+    units = filter_units(count_units(ing.frame), min_raters=args.min_raters, max_raters=args.max_raters)
     by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.codes]
     if by == ["none"]:
         by = []
+    extra = _extra(ing.frame, by, args)
+    if extra is not None:
+        if args.json:
+            return _dump(extra[1])
+        sys.stdout.write(f"{extra[0]} of {ing.source}; {args.boot} bootstrap resamples (seed {args.seed})\n")
+        sys.stdout.write(text_table(extra[1], undefined="not defined") + "\n")
+        return 0
     table = agreement(units, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed, level=args.level,
                       alpha=args.alpha)
+    meta = _meta_rows(ing.frame, by, args)
+    if meta is not None:
+        table = pd.concat([table, meta], ignore_index=True)
     if args.json:
-        json.dump(records(table), sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
-        return 0
+        return _dump(table)
     fmt = (lambda v: "" if math.isnan(v) else f"{v:.2g}")
     mark = table["flagged"].map({True: "LOW", False: ""}).where(~table["opposite"], "HIGH")
     shown = table.drop(columns=["test", "opposite"]).assign(
-        judge=table["judge"].fillna("(humans)"), flagged=mark, p_value=table["p_value"].map(fmt),
+        judge=table["judge"].astype(object).where(table["judge"].notna(), "(humans)"), flagged=mark, p_value=table["p_value"].map(fmt),
         q_value=table["q_value"].map(fmt))
     sys.stdout.write(f"agreement of {ing.source}, grouped by {', '.join(by) or 'nothing'}; "
                      f"{args.boot} bootstrap resamples (seed {args.seed})\n")
+    if units.unit_filter is not None:
+        f = units.unit_filter
+        sys.stdout.write(f"{f.description}: {f.kept:,} unit(s) kept, {f.dropped:,} dropped\n")
     sys.stdout.write(RULE.format(alpha=args.alpha, n=int(table["p_value"].notna().sum())) + "\n")
     sys.stdout.write(text_table(shown, undefined="not defined") + "\n")
     return 0
@@ -55,4 +105,18 @@ def add_parser(sub) -> None:
     a.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
     a.add_argument("--alpha", type=float, default=0.05,
                    help="false discovery rate of the flags (Benjamini-Hochberg over the table; default 0.05)")
+    a.add_argument("--min-raters", type=int, metavar="N",
+                   help="only units (an item on one criterion) with at least N human ratings")
+    a.add_argument("--max-raters", type=int, metavar="N",
+                   help="only units with at most N human ratings (--min-raters 3 --max-raters 3: the fully "
+                        "annotated units papers report alpha on)")
+    a.add_argument("--leaderboard", action="store_true",
+                   help="instead: the judges ranked per criterion (and --by group), each against the best with a "
+                        "paired bootstrap")
+    a.add_argument("--leaderboard-measure", nargs="+", metavar="MEASURE",
+                   help="the leaderboard's measures (default: kendall_tau, and kendall_tau_system when the file "
+                        "has a system column)")
+    a.add_argument("--pairs", action="store_true",
+                   help="instead: Cohen's kappa (plain, linear, quadratic) and percent agreement for every pair "
+                        "of annotators and every judge against every annotator")
     a.set_defaults(func=run)

@@ -38,6 +38,13 @@ def _check(args: argparse.Namespace) -> None:
         raise DataError("say where to write the report", fix="add --out report.html (or --json for the report card)")
     if args.out and not str(args.out).lower().endswith((".html", ".htm")):
         raise DataError(f"--out {args.out} is not an .html file", fix="name the report e.g. --out report.html")
+    if args.out:
+        from pathlib import Path
+
+        folder = Path(args.out).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise DataError(f"cannot write {args.out}: the folder {folder} does not exist",
+                            fix="create the folder first, or choose another --out")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -343,11 +343,15 @@ def _agreement_clause(table: pd.DataFrame | None, judge: str) -> tuple[str, list
                   "agrees with humans about as well as humans agree with each other (not flagged)")
     else:
         places = flagged[col].astype(str).tolist()
-        ok = len(gap) - len(set(places))
-        clause = f"agrees with humans about as well as humans agree with each other on {ok} of {len(gap)} " \
-                 f"{_noun(col, len(gap))}"
-        if places:
-            clause += "; less well" + _where(places, len(gap), col, preposition="in" if col != "criterion" else "on")
+        ok, prep = len(gap) - len(set(places)), "on" if col == "criterion" else "in"
+        if ok == 0:
+            clause = "agrees with humans less than humans agree with each other" + _where(places, len(gap), col,
+                                                                                        preposition=prep)
+        else:
+            clause = f"agrees with humans about as well as humans agree with each other on {ok} of {len(gap)} " \
+                     f"{_noun(col, len(gap))}"
+            if places:
+                clause += "; less well" + _where(places, len(gap), col, preposition=prep)
     found = _findings(flagged, section="agreement", columns=list(group))
     mit = [] if flagged.empty else [Mitigation(
         "The judge agrees with humans less than humans agree with each other"

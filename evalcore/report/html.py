@@ -52,7 +52,8 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-
 padding:1rem 1.5rem;color:#1f2430;line-height:1.45}
 h1{font-size:1.7rem}h2{border-bottom:2px solid #dee2e6;padding-bottom:.2rem;margin-top:2.2rem}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.86rem}th,td{border:1px solid #dee2e6;padding:.25rem .5rem;
-text-align:left;vertical-align:top}th{background:#f1f3f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
+text-align:left;vertical-align:top}th{background:#f1f3f5}td.num{text-align:right;font-variant-numeric:tabular-nums;
+white-space:nowrap}
 .verdict{font-size:1.05rem;margin:.3rem 0 .6rem}.card{border:1px solid #ced4da;border-radius:6px;padding:.6rem 1rem;
 margin:.8rem 0}.flag{color:#c92a2a;font-weight:600}code,pre{background:#f8f9fa;padding:.1rem .3rem;border-radius:3px;
 font-size:.85rem}pre{padding:.6rem;overflow-x:auto;white-space:pre-wrap}.muted{color:#666}details{margin:.4rem 0}
@@ -109,10 +110,10 @@ def figure_html(fig, *, x_title: str = "", y_title: str = "") -> str:
     """One figure without plotly.js (the report embeds it once), with a title and labelled axes."""
     if not fig.layout.title.text:
         raise ValueError("every figure of the report needs a title")
-    for axis, default in (("xaxis", x_title), ("yaxis", y_title)):
+    for axis, given in (("xaxis", x_title), ("yaxis", y_title)):
         ax = fig.layout[axis]
-        if not (ax.title and ax.title.text):
-            fig.layout[axis].title = {"text": default or ("value" if axis == "xaxis" else "group")}
+        if given or not (ax.title and ax.title.text):  # a given title replaces a builder's code name
+            fig.layout[axis].title = {"text": given or ("value" if axis == "xaxis" else "group")}
     body = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False, "responsive": True})
     return f'<div class="figure">{body}</div>'
 
@@ -135,16 +136,31 @@ def _summary_section(ing, audit: Audit) -> str:
     shown = pd.DataFrame({"analysis": av["title"], "supported": av["available"].map({True: "yes", False: "no"}),
                           "would need": av["missing"]})
     notes = "".join(f"<li>{_esc(n)}</li>" for n in ing.notes)
-    return ("<h2 id='data'>1. The data</h2>" + table_html(pd.DataFrame(rows, columns=["what", "value"]))
+    return ("<h2 id='data'>2. The data</h2>" + table_html(pd.DataFrame(rows, columns=["what", "value"]))
             + (f"<p>Import notes:</p><ul>{notes}</ul>" if notes else "")
             + "<details><summary>Which analyses this table supports</summary>" + table_html(shown) + "</details>")
+
+
+def _one_line(ing) -> str:
+    """What the data is, in one sentence above the report card (the table is section 2)."""
+    from ..data import schema
+
+    s = schema.summarize(ing.frame, table=ing.table)
+    what = "ratings" if s.table == "ratings" else "pairwise verdicts"
+    parts = [f"{s.rows:,} {what} of {s.items:,} items by {s.human_raters} human(s) and {s.judges} judge(s)"]
+    for one, many, values in (("language", "languages", s.languages), ("criterion", "criteria", s.criteria),
+                              ("system", "systems", s.systems)):
+        if values:
+            parts.append(f"{len(values)} {one if len(values) == 1 else many}")
+    return "; ".join(parts) + "."
 
 
 def _card_section(card: ReportCard) -> str:
     overview = pd.DataFrame({"judge": [c.judge for c in card.cards], "verdict": [c.verdict for c in card.cards],
                              "findings": [len(c.findings) for c in card.cards]})
-    parts = ["<h2 id='card'>2. Judge report card</h2>", f"<p>{FLAG_RULE}</p>",
-             table_html(overview, numeric=["findings"])]
+    parts = ["<h2 id='card'>1. Judge report card: which judges can be trusted, for what</h2>", f"<p>{FLAG_RULE}</p>",
+             table_html(overview, numeric=["findings"]) if len(overview) else
+             "<p>No judge could be audited: the table has no judge rows that can be compared with humans.</p>"]
     for c in card.cards:
         mits = "".join(f"<li><b>{_esc(m.finding)}</b> {_esc(m.action)} <span class='muted'>({_esc(m.source)})</span>"
                        "</li>" for m in c.mitigations)
@@ -190,8 +206,8 @@ class _Ctx:
 # --------------------------------------------------------------------------- ratings
 
 #: The agreement table's columns: measure -> header (humans' rows and judges' rows share the first).
-AGREEMENT_COLUMNS = {"percent_agreement": "percent agreement", "fleiss_kappa": "Fleiss' kappa (humans)",
-                     "cohen_kappa": "Cohen's kappa (judge)", "krippendorff_alpha_ordinal": "Krippendorff's alpha",
+AGREEMENT_COLUMNS = {"percent_agreement": "percent agreement", "cohen_kappa": "Cohen's kappa",
+                     "fleiss_kappa": "Fleiss' kappa", "krippendorff_alpha_ordinal": "Krippendorff's alpha (ordinal)",
                      "pairwise_agreement_gap": "gap vs humans"}
 
 
@@ -235,7 +251,11 @@ def _agreement_section(audit: Audit, ctx: _Ctx) -> str:
     if len(judges) > 6:
         parts.append(f"<p class='muted'>Figures for the first 6 of {len(judges)} judges; the table has all.</p>")
     shown = agreement_table(table, cells)
-    parts.append("<details open><summary>Agreement table</summary>"
+    parts.append(f"<details><summary>Agreement table ({len(shown)} rows: estimate [95% CI] and n per group and "
+                 "rater)</summary><p>On the humans' rows the measures are among the annotators. On a judge's row, "
+                 "percent agreement and Cohen's kappa are against the humans' strict majority; Fleiss' kappa and "
+                 "Krippendorff's alpha are the humans' with the judge added as one more rater; the gap is the judge's "
+                 "pairwise agreement with humans minus the humans' with each other.</p>"
                  + table_html(shown, numeric=[*AGREEMENT_COLUMNS.values(), "n (items)"]) + "</details>")
     cmds = [ctx.cmd("agreement", "--by", *(cells or ["none"]))]
     if group != cells:
@@ -276,7 +296,7 @@ def _bias_section(audit: Audit, ctx: _Ctx) -> str:
     tested = [m for m in dict.fromkeys(res.loc[res["test"].notna() & res["estimate"].notna(), "measure"])]
     for m in tested:
         fig = effect_figure(res, measure=m, y="where", title=MEASURE_NAMES.get(m, m))
-        parts.append(figure_html(fig, x_title=m, y_title=" / ".join([*by, "criterion"])))
+        parts.append(figure_html(fig, x_title=m.replace("_", " "), y_title=" / ".join([*by, "criterion"])))
     shown = bias_table(rep.results, by)
     flagged = shown[shown["verdict"] == "flagged"]
     parts.append(f"<details><summary>Flagged results ({len(flagged)})</summary>"
@@ -376,6 +396,23 @@ _SECTIONS = {"agreement": ("Agreement with humans", _agreement_section), "bias":
              "winrate": ("Calibrated win rates", _winrate_section)}
 
 
+#: Analyses of :func:`evalcore.data.schema.analyses` the report shows; the others are named with where to find them.
+COVERED = {"agreement_humans", "agreement_judge", "by_language", "score_distribution", "familiarity", "anchoring",
+           "anchoring_position", "self_consistency", "win_rate", "superficial", "position_bias", "calibraeval"}
+ELSEWHERE = {"class_distribution": "the app's Agreement page",
+             "superficial_ratings": "evalcore superficial FILE --q COLUMN (a numeric per-item column such as "
+                                    "text_length), or the app's Superficial quality page"}
+
+
+def _not_covered(ing) -> str:
+    from ..data import schema
+
+    av = schema.analyses(ing.frame, table=ing.table)
+    rest = av[av["available"] & ~av["analysis"].isin(list(COVERED))]
+    return "".join(f"<p class='muted'>Also supported by this table, not in this report: {_esc(r.title)} "
+                   f"({_esc(ELSEWHERE.get(r.analysis, 'see the app'))}).</p>" for r in rest.itertuples())
+
+
 def _analyses_section(audit: Audit, ctx: _Ctx) -> tuple[str, list[str]]:
     """Every analysis that ran, in order, and the reasons of those that did not; and the section titles."""
     parts, titles = ["<h2 id='analyses'>3. The analyses</h2>"], []
@@ -428,11 +465,12 @@ def render(ing, audit: Audit, card: ReportCard, *, inputs: str, seconds: float =
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{_esc(title)}</title><style>{CSS}</style>"
             f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
-            f"<h1>{_esc(title)}</h1><p class='muted'>An audit of LLM judges against human annotators. Contents: "
-            "<a href='#data'>1. the data</a> · <a href='#card'>2. judge report card</a> · "
+            f"<h1>{_esc(title)}</h1><p>{_esc(_one_line(ing))}</p>"
+            "<p class='muted'>An audit of LLM judges against human annotators. Contents: "
+            "<a href='#card'>1. judge report card</a> · <a href='#data'>2. the data</a> · "
             f"<a href='#analyses'>3. the analyses</a> ({toc and ', '.join(_esc(t) for t in titles)}) · "
             "<a href='#parameters'>4. parameters</a>.</p>"
-            + _summary_section(ing, audit) + _card_section(card) + analyses
+            + _card_section(card) + _summary_section(ing, audit) + analyses + _not_covered(ing)
             + _parameters_section(audit, ctx, seconds) + "</body></html>")
 
 

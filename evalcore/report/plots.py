@@ -473,3 +473,43 @@ def calibration_map_figure(maps: pd.DataFrame) -> go.Figure:
                       yaxis={"title": "calibrated P(\"A\")", "range": [0, 1], "dtick": 0.1},
                       legend={"orientation": "h", "y": -0.25, "x": 0}, margin={"t": 60, "b": 100})
     return fig
+
+
+def leaderboard_figure(board: pd.DataFrame, *, label: str) -> go.Figure:
+    """One measure's judges, best first, with 95% intervals; a judge significantly worse than the best is hollow.
+
+    ``board``: rows of :func:`evalcore.pointwise.leaderboard.judge_leaderboard` for one group and measure.
+    """
+    b = board.sort_values("rank", na_position="last")
+    worse = b["worse_than_best"].fillna(False).astype(bool).to_numpy()
+    fig = go.Figure(go.Scatter(
+        x=b["estimate"], y=b["judge"], mode="markers+text", text=[f"{e:.3f}" for e in b["estimate"]],
+        textposition="top center", textfont={"size": 10},
+        marker={"size": 11, "color": np.where(worse, "white", PALETTE[0]), "line": {"color": PALETTE[0], "width": 2}},
+        error_x={"type": "data", "array": (b["ci_high"] - b["estimate"]).clip(lower=0),
+                 "arrayminus": (b["estimate"] - b["ci_low"]).clip(lower=0), "visible": True},
+        customdata=np.column_stack([b["ci_low"], b["ci_high"], b["diff_to_best"], b["diff_ci_low"], b["diff_ci_high"],
+                                    b["n"]]),
+        hovertemplate="%{y}: %{x:.3f}, 95% [%{customdata[0]:.3f}, %{customdata[1]:.3f}]<br>minus the best: "
+                      "%{customdata[2]:+.3f} [%{customdata[3]:+.3f}, %{customdata[4]:+.3f}]<br>n = %{customdata[5]}"
+                      "<extra></extra>"))
+    height = max(280, 34 * len(b) + 140)
+    fig.update_layout(title=f"Judges ranked by {label} (hollow: significantly worse than the best)", height=height,
+                      xaxis={"title": label}, yaxis={"title": "", "autorange": "reversed", "type": "category"},
+                      margin={"t": 60, "l": 10}, showlegend=False)
+    return fig
+
+
+def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str) -> go.Figure:
+    """Raters (rows) against annotators (columns): ``label`` in each cell with its n printed below it."""
+    text = [[("" if v != v else f"{v:.2f}<br>n={int(n)}") for v, n in zip(vr, nr)]
+            for vr, nr in zip(matrix.to_numpy(), counts.fillna(0).to_numpy())]
+    fig = go.Figure(go.Heatmap(z=matrix.to_numpy(), x=[str(c) for c in matrix.columns],
+                               y=[str(i) for i in matrix.index], text=text, texttemplate="%{text}",
+                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar={"title": label},
+                               hovertemplate="%{y} vs %{x}: %{z:.3f}<extra></extra>"))
+    height = max(320, 46 * len(matrix) + 160)
+    fig.update_layout(title=f"{label} for every pair of raters (on the units both rated)", height=height,
+                      xaxis={"title": "annotator", "type": "category", "side": "top"},
+                      yaxis={"title": "rater", "type": "category", "autorange": "reversed"}, margin={"t": 110})
+    return fig

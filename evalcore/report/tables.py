@@ -400,3 +400,58 @@ def calibrated_judges(report: pd.DataFrame) -> list[str]:
     """The judges of a position report that have calibrated rows (they gave probabilities)."""
     rows = report[(report["method"] != "none") & (report["measure"] != "not_available")]
     return list(dict.fromkeys(rows["judge"].astype(str)))
+
+
+def _cells(rows: pd.DataFrame) -> list[str]:
+    return [("n/a" if e != e else f"{e:.3f} {_ci(lo, hi)}") for e, lo, hi in
+            zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]
+
+
+def leaderboard_view(board: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard as the page prints it: rank, judge, estimate [interval], difference to the best [interval]."""
+    diff = [("" if d != d else f"{d:+.3f} {_ci(lo, hi, True)}") for d, lo, hi in
+            zip(board["diff_to_best"], board["diff_ci_low"], board["diff_ci_high"])]
+    out = board[["rank", "judge"]].assign(estimate=_cells(board), minus_best=diff, n=board["n"],
+                                          worse=board["worse_than_best"].map({True: "worse than the best",
+                                                                              False: ""}))
+    return out.rename(columns={"minus_best": "minus the best (paired)", "worse": "verdict"})
+
+
+def meta_view(meta: pd.DataFrame) -> pd.DataFrame:
+    """System- and input-level correlations, one row per criterion (and group) and judge, a column per measure."""
+    keys = [c for c in meta.columns if c not in ("judge", "measure", "estimate", "ci_low", "ci_high", "n", "n_systems",
+                                                  "test", "p_value", "q_value", "flagged", "opposite", "note")]
+    wide = meta.assign(cell=_cells(meta)).pivot_table(index=[*keys, "judge"], columns="measure", values="cell",
+                                                      aggfunc="first", sort=False)
+    counts = meta.groupby([*keys, "judge"], sort=False)[["n", "n_systems"]].first()
+    return wide.join(counts).reset_index().rename(columns={"n": "inputs", "n_systems": "systems"})
+
+
+def pair_matrix(pairs: pd.DataFrame, *, measure: str, group: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One group's rater-pair ``measure`` as a matrix (rows: annotators then judges; columns: annotators), and n.
+
+    Annotator pairs are symmetric: each is written in both cells.
+    """
+    rows = pairs[pairs["measure"] == measure]
+    for col, value in group.items():
+        rows = rows[rows[col] == value]
+    mirror = rows[rows["kind"] == "human-human"].rename(columns={"rater_a": "rater_b", "rater_b": "rater_a"})
+    both = pd.concat([rows, mirror], ignore_index=True)
+    humans = sorted(set(rows.loc[rows["kind"] == "human-human", "rater_a"]) |
+                    set(rows.loc[rows["kind"] == "human-human", "rater_b"]) |
+                    set(rows.loc[rows["kind"] == "judge-human", "rater_b"]))
+    judges = sorted(set(rows.loc[rows["kind"] == "judge-human", "rater_a"]))
+    order = humans + [j for j in judges if j not in humans]
+    est = both.pivot_table(index="rater_a", columns="rater_b", values="estimate", aggfunc="first")
+    n = both.pivot_table(index="rater_a", columns="rater_b", values="n", aggfunc="first")
+    return est.reindex(index=order, columns=humans), n.reindex(index=order, columns=humans)
+
+
+#: Readable names of the correlation measures.
+MEASURE_LABELS = {"kendall_tau": "Kendall's tau (items)", "spearman_rho": "Spearman's rho (items)",
+                  "kendall_tau_system": "Kendall's tau (systems)", "spearman_rho_system": "Spearman's rho (systems)",
+                  "pearson_r_system": "Pearson's r (systems)", "kendall_tau_input": "Kendall's tau (per input)",
+                  "spearman_rho_input": "Spearman's rho (per input)", "pearson_r_input": "Pearson's r (per input)"}
+#: Readable names of the rater-pair measures.
+PAIR_MEASURES = {"cohen_kappa": "Cohen's kappa", "cohen_kappa_linear": "Cohen's kappa (linear weights)",
+                 "cohen_kappa_quadratic": "Cohen's kappa (quadratic weights)", "percent_agreement": "percent agreement"}

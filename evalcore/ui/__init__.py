@@ -30,9 +30,12 @@ from .analyses import (
     CLASS_DISTRIBUTION,
     CONDITIONAL_DISTRIBUTION,
     CRITERION_CORRELATIONS,
+    LEADERBOARD,
     LENGTH_CONTROLLED,
+    META,
     PERPLEXITY_BY_SCORE,
     POSITION,
+    RATER_PAIRS,
     SCORE_FREQUENCIES,
     SUPERFICIAL_CURVE,
     WINRATE,
@@ -42,6 +45,7 @@ from .analyses import (
     comparison_pairs,
     pair_data,
     superficial_data,
+    unit_filter,
     units,
 )
 from .messages import app_message
@@ -74,7 +78,8 @@ __all__ = [
     # analyses
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
-    "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "units", "comparison_pairs", "pair_data", "superficial_data",
+    "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "LEADERBOARD",
+    "RATER_PAIRS", "unit_filter", "units", "comparison_pairs", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",
 ]

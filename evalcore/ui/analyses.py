@@ -114,18 +114,72 @@ def _bootstrap_params(*, by: tuple, judges: tuple | None, n_boot: int, seed: int
     return {"by": list(by), "judges": _names(judges), "n_boot": n_boot, "seed": seed}
 
 
+def _agreement_params(*, by: tuple, judges: tuple | None, n_boot: int, seed: int, min_raters: int | None = None,
+                      max_raters: int | None = None) -> dict:
+    return {**_bootstrap_params(by=by, judges=judges, n_boot=n_boot, seed=seed), "min_raters": min_raters,
+            "max_raters": max_raters}
+
+
 def _agreement(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
-    """:func:`evalcore.pointwise.agreement.agreement` on the dataset's units."""
+    """:func:`evalcore.pointwise.agreement.agreement` on the dataset's units (only those with ``min_raters`` to
+    ``max_raters`` human ratings, :func:`evalcore.pointwise.agreement.filter_units`)."""
     from ..pointwise.agreement import agreement
 
     judges = tuple(p["judges"]) if p["judges"] is not None else None
     return agreement(cache.units(data), by=tuple(p["by"]), judges=judges, n_boot=p["n_boot"], seed=p["seed"],
-                     progress=progress)
+                     min_raters=p["min_raters"], max_raters=p["max_raters"], progress=progress)
 
 
 AGREEMENT = Analysis(
-    "agreement", 2, _bootstrap_params, _agreement,
+    "agreement", 3, _agreement_params, _agreement,
     label=lambda data, p: f"Bootstrapping {p['n_boot']:,} resamples per cell...")
+
+
+def unit_filter(*, min_raters: int | None, max_raters: int | None):
+    """:func:`evalcore.pointwise.agreement.filter_units` of the current units: its ``unit_filter`` (kept and
+    dropped counts), or None without bounds."""
+    from ..pointwise.agreement import filter_units
+
+    return filter_units(cache.units(current()), min_raters=min_raters, max_raters=max_raters).unit_filter
+
+
+def _meta(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.meta.meta_correlations` (system and input level) on the dataset's ratings."""
+    from ..pointwise.meta import meta_correlations
+
+    return meta_correlations(cache.table(data, RATINGS), by=tuple(p["by"]), judges=_picked(p["judges"]),
+                             n_boot=p["n_boot"], seed=p["seed"])
+
+
+META = Analysis("meta", 1, _bootstrap_params, _meta,
+                label=lambda data, p: f"Correlating systems and inputs ({p['n_boot']:,} resamples)...")
+
+
+def _leaderboard(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.leaderboard.judge_leaderboard` on the dataset's ratings."""
+    from ..pointwise.leaderboard import judge_leaderboard
+
+    return judge_leaderboard(cache.table(data, RATINGS), by=tuple(p["by"]), judges=_picked(p["judges"]),
+                             measures=tuple(p["measures"]), n_boot=p["n_boot"], seed=p["seed"])
+
+
+LEADERBOARD = Analysis(
+    "leaderboard", 1,
+    lambda *, by, judges, measures, n_boot, seed: {**_bootstrap_params(by=by, judges=judges, n_boot=n_boot,
+                                                                       seed=seed), "measures": list(measures)},
+    _leaderboard, label=lambda data, p: f"Ranking the judges ({p['n_boot']:,} paired resamples)...")
+
+
+def _rater_pairs(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.rater_pairs.rater_pair_matrix` on the dataset's ratings."""
+    from ..pointwise.rater_pairs import rater_pair_matrix
+
+    return rater_pair_matrix(cache.table(data, RATINGS), by=tuple(p["by"]), judges=_picked(p["judges"]),
+                             n_boot=p["n_boot"], seed=p["seed"])
+
+
+RATER_PAIRS = Analysis("rater_pairs", 1, _bootstrap_params, _rater_pairs,
+                       label=lambda data, p: "Comparing every pair of raters...")
 
 
 def _class_distribution(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
@@ -398,4 +452,4 @@ CALIBRATIONS = Analysis(
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
                                 SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
-                                CALIBRATIONS)}
+                                CALIBRATIONS, META, LEADERBOARD, RATER_PAIRS)}

@@ -108,3 +108,44 @@ def test_page_on_hanna(ws):
     assert at.multiselect(key="ag_by").value == ["criterion"]
 
 
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")
+def test_meta_evaluation_tabs_on_hanna(ws):
+    """Issue 15 in the app: the unit filter, the leaderboard, system-level correlation, the rater-pair heatmap."""
+    from evalcore.data.ingest import load
+    from evalcore.pointwise.leaderboard import judge_leaderboard
+    from evalcore.pointwise.meta import meta_correlations
+
+    frame = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna").frame
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
+    at.query_params["dataset"] = ws.save_dataset("HANNA", {"ratings": frame})
+    at.run().switch_page(PAGE)
+    at.session_state["ag_boot"] = 100
+    at.run()
+    at.number_input(key="ag_min_raters").set_value(3).run()
+    at.number_input(key="ag_max_raters").set_value(3).run()
+    assert not at.exception
+    assert any("6,336 unit(s) kept, 0 dropped" in c.value for c in at.caption)
+    judges = sorted(frame.loc[frame["rater_kind"] == "judge", "rater"].unique())
+    at.session_state["ag_tab"] = "Which judge?"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    board = judge_leaderboard(frame, judges=judges, measures=("kendall_tau", "spearman_rho", "kendall_tau_system",
+                                                              "spearman_rho_system"), n_boot=100, seed=0)
+    first = board[(board["criterion"] == at.selectbox(key="lb_crit").value) & (board["measure"] == "kendall_tau")]
+    shown = at.dataframe[0].value
+    assert shown["judge"].tolist() == first.sort_values("rank")["judge"].tolist()
+    assert shown["estimate"].iloc[0].startswith(f"{first.sort_values('rank')['estimate'].iloc[0]:.3f}")
+    at.session_state["ag_tab"] = "System level"
+    at.run()
+    meta = meta_correlations(frame, judges=judges, n_boot=100, seed=0)
+    row = meta[(meta["criterion"] == "Coherence") & (meta["judge"] == "ChatGPT/prompt1")
+               & (meta["measure"] == "kendall_tau_system")].iloc[0]
+    table = at.dataframe[0].value.set_index(["criterion", "judge"])
+    assert table.loc[("Coherence", "ChatGPT/prompt1"), "kendall_tau_system"] == (
+        f"{row['estimate']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
+    at.session_state["ag_tab"] = "Rater pairs"
+    at.run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1

@@ -43,13 +43,13 @@ def test_ready_and_result_share_one_key_and_the_workspace_keeps_it(ws):
     assert texts[2].startswith("dist True rows ")
     assert texts[3] == "stored True other seed False dist False"  # a plot table is kept in memory only
     assert texts[4] == "same True"
-    key = 'agreement:v2:{"by": ["language"], "judges": null, "n_boot": 0, "seed": 0}'
+    key = 'agreement:v3:{"by": ["language"], "judges": null, "max_raters": null, "min_raters": null, "n_boot": 0, "seed": 0}'
     assert ws.result_keys(did) == [key]
 
 
 def test_each_analysis_has_its_own_name_and_version():
     names = [a.name for a in analyses.ANALYSES.values()]
-    assert len(names) == len(set(names)) == 14
+    assert len(names) == len(set(names)) == 17
     opts = dict(a=None, b=None, judges=("j1",), ties="drop", seed=0, repeats=5)
     curve = analyses.WINRATE_CURVE
     assert curve.key(**opts) == result_key("winrate_curve", curve.version, {"a": None, "b": None, "judges": None,

@@ -168,7 +168,7 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
         sample = _dataset_in_url(page)
         assert sample  # the tab's dataset is in its address bar
         for path in _page_paths():
-            _navigate(page, path.replace("_", " ") or "app")
+            _navigate(page, path.replace("_", " ") or "Home")
             errors = _exceptions(page)
             page.screenshot(path=str(SHOTS / f"page_{path or 'home'}.png"), full_page=True)
             assert not errors, f"page /{path} shows an exception: {errors}"
@@ -208,6 +208,15 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
             assert not _exceptions(page)
             assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
             page.screenshot(path=str(SHOTS / "page_Agreement_hanna.png"), full_page=True)
+            # The meta-evaluation tabs, as a reviewer opens them one by one.
+            for tab, expect, shot in (("Which judge?", "Judges ranked by", "leaderboard"),
+                                      ("System level", "Does the judge rank the systems", "system_level"),
+                                      ("Rater pairs", "for every pair of raters", "rater_pairs")):
+                page.get_by_role("tab", name=tab).click()
+                _settle(page, timeout=180_000)
+                assert not _exceptions(page)
+                page.get_by_text(expect).first.wait_for(timeout=60_000)
+                page.screenshot(path=str(SHOTS / f"page_Agreement_hanna_{shot}.png"), full_page=True)
             page.goto(f"{server.url}/Bias?dataset={hanna_id}", wait_until="domcontentloaded")
             _settle(page, timeout=180_000)
             assert not _exceptions(page)

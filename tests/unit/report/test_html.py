@@ -45,7 +45,7 @@ def test_ratings_report_is_offline_ordered_and_small(ratings_report):
     text = ratings_report.html
     _offline(text)
     assert text.startswith("<!DOCTYPE html>") and len(text.encode()) < 10e6
-    order = [text.index(s) for s in ("1. The data", "2. Judge report card", "3. The analyses",
+    order = [text.index(s) for s in ("1. Judge report card", "2. The data", "3. The analyses",
                                      "Agreement with humans</h3>", "Bias diagnostics</h3>", "4. Parameters")]
     assert order == sorted(order)
     assert "<td>52,915</td>" in text and "<td>1,200</td>" in text and "Bengali, Chinese, Czech" in text
@@ -115,5 +115,5 @@ def test_hanna_report():
     rep = build_report(load(HANNA, preset="hanna"), n_boot=30, seed=0)
     _offline(rep.html)
     assert len(rep.card.cards) == 20 and len(rep.html.encode()) < 10e6
-    assert all(" of 6 criteria" in c.verdict for c in rep.card.cards)
+    assert all(" 6 criteria" in c.verdict.split(";")[0] for c in rep.card.cards)
     assert "Figures for the first 6 of 20 judges" in rep.html
