@@ -448,8 +448,27 @@ CALIBRATIONS = Analysis(
                                              "seed": seed},
     _calibrations, decode=_as_calibrations, label=lambda data, p: "Fitting the calibrations...")
 
+# --------------------------------------------------------------------------- the HTML report
+
+
+def _report(data: Dataset, p: dict, progress: Progress) -> dict:
+    """:func:`evalcore.report.html.build_report` of one of the dataset's tables: the self-contained HTML."""
+    from ..data.ingest import Ingested
+    from ..report.html import build_report
+
+    ws = cache.workspace_at(data.path)
+    info = next(d for d in ws.list_datasets() if d.id == data.id)
+    notes = tuple(ws.table_meta(data.id, p["kind"])["notes"])
+    ing = Ingested(table=p["kind"], frame=cache.table(data, p["kind"]), source=info.source or info.name,
+                   notes=notes)
+    return {"html": build_report(ing, n_boot=p["n_boot"], seed=p["seed"], inputs=[info.name]).html}
+
+
+REPORT = Analysis("report", 1, lambda *, kind, n_boot, seed: {"kind": kind, "n_boot": n_boot, "seed": seed},
+                  _report, label=lambda data, p: f"Building the report ({p['n_boot']:,} resamples per analysis)...")
+
 #: Every declared analysis, by name.
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
                                 SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
-                                CALIBRATIONS, META, LEADERBOARD, RATER_PAIRS)}
+                                CALIBRATIONS, META, LEADERBOARD, RATER_PAIRS, REPORT)}

@@ -384,6 +384,20 @@ def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:
                       query_params={PARAM: dataset_id})
 
 
+def report_section(name: str, kind: str) -> None:
+    """The whole audit of this table as one self-contained HTML file (``evalcore report``), for handing over."""
+    from .analyses import REPORT
+
+    opts = {"kind": kind, "n_boot": 1000, "seed": 0}
+    if REPORT.ready(**opts) or st.button("Build the HTML report", key=f"report_{kind}", icon=":material/description:",
+                                         help="Every analysis this table supports, the judge report card first, "
+                                              "in one file that opens offline (about 5 MB). Same as `evalcore "
+                                              "report`; 1,000 resamples, seed 0."):
+        html = REPORT.result(**opts)["html"]
+        st.download_button("Download the report (HTML)", html.encode("utf-8"), file_name=f"{name}-{kind}-report.html",
+                           mime="text/html", key=f"report_dl_{kind}", icon=":material/download:", type="primary")
+
+
 def summary_panel() -> None:
     info = current_info()
     if info is None:
@@ -408,6 +422,7 @@ def summary_panel() -> None:
         notes = workspace().table_meta(info.id, kind)["notes"]
         for n in notes:
             st.caption(f"Note: {app_note(n)}")
+        report_section(info.name, kind)
         with st.expander(f"Browse the {TABLE_LABEL[kind]} ({s['rows']:,} rows)"):
             st.dataframe(frame.head(1000), hide_index=True)
             download_csv(frame, file_name=f"{info.name}-{kind}.csv", label=f"Download the {kind} table (CSV)",

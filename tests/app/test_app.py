@@ -235,3 +235,20 @@ def test_pandalm_three_files_upload_together(ws):
     frame = ws.load_table(pending.id, "comparisons")
     assert frame["item_id"].nunique() == 999
     assert set(frame.loc[frame["rater_kind"] == "judge", "rater"]) == {"gpt-3.5-turbo", "pandalm-7b"}
+
+
+def test_the_html_report_is_built_and_offered_for_download(ws):
+    at = _app()
+    at.button(key="load_sample").click().run()
+    _clean(at)
+    at.button(key="report_comparisons").click().run()
+    _clean(at)
+    (info,) = ws.list_datasets()
+    keys = ws.result_keys(info.id)
+    assert any(k.startswith("report:v1:") and '"kind": "comparisons"' in k for k in keys)
+    buttons = [b for b in at.get("download_button") if b.proto.label == "Download the report (HTML)"]
+    assert len(buttons) == 1
+    # the stored report opens offline and starts with the judge report card
+    html = ws.load_result(info.id, next(k for k in keys if k.startswith("report:v1:")))["html"]
+    assert html.startswith("<!DOCTYPE html>") and html.index("1. Judge report card") < html.index("2. The data")
+    assert "https://" not in html.replace(html[html.index("<script"):html.index("</script>")], "")
