@@ -5,9 +5,9 @@
     python3 dev.py test   install what is missing, then run the whole test suite
 
 Standard library only, so it runs on a machine that has nothing but Python 3.11 and pip.
-Packages go into the running interpreter when that is a virtual environment or a Python
-that allows pip installs; otherwise (a Debian/Ubuntu system Python, PEP 668) into
-``.venv`` next to this file.
+Packages go into the running interpreter only when that is a virtual environment (one you
+activated); otherwise into ``.venv`` next to this file, created on first use. A global
+interpreter is never changed.
 """
 
 from __future__ import annotations
@@ -16,26 +16,21 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
+import time
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 
 
-def _externally_managed() -> bool:
-    return (Path(sysconfig.get_paths()["stdlib"]) / "EXTERNALLY-MANAGED").exists()
-
-
 def _python() -> str:
-    """The interpreter to install into and run with."""
-    in_venv = sys.prefix != sys.base_prefix
-    if in_venv or not _externally_managed():
+    """The interpreter to install into and run with: the active virtual environment, else ``.venv``."""
+    if sys.prefix != sys.base_prefix:
         return sys.executable
     venv = ROOT / ".venv"
     py = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not py.exists():
-        print(f"dev.py: this Python does not allow pip installs; creating {venv}", flush=True)
+        print(f"dev.py: creating {venv} (the project's own environment; your Python is left as it is)", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     return str(py)
 
@@ -85,8 +80,8 @@ def ensure(extras: tuple[str, ...] = ()) -> str:
     missing = _missing(py, extras)
     if missing:
         spec = "." + (f"[{','.join(extras)}]" if extras else "")
-        print(f"dev.py: installing {len(missing)} missing requirement(s): {', '.join(missing[:6])}"
-              + (" ..." if len(missing) > 6 else ""), flush=True)
+        print(f"dev.py: installing into {py} {len(missing)} missing requirement(s): {', '.join(missing)}",
+              flush=True)
         subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "-e", spec],
                        cwd=ROOT, check=True)
     return py
@@ -117,7 +112,9 @@ def main(argv: list[str]) -> int:
         return subprocess.call(args, cwd=ROOT)
     py = ensure(("test",))
     _ensure_chromium()
+    start = time.monotonic()
     code = subprocess.call([py, "-m", "pytest", *rest], cwd=ROOT)
+    print(f"dev.py: the tests took {(time.monotonic() - start) / 60:.1f} minutes", flush=True)
     if code == 5:
         print("dev.py: pytest collected no tests; that is a failure, not a pass", file=sys.stderr)
         return 1
