@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import io as _io
+import hashlib
 import json
 import os
 import random
@@ -64,7 +65,22 @@ _DDL = [
         dataset_id VARCHAR NOT NULL, key VARCHAR NOT NULL, created TIMESTAMP NOT NULL,
         kind VARCHAR NOT NULL, payload BLOB NOT NULL, meta JSON, PRIMARY KEY (dataset_id, key))""",
     """CREATE TABLE IF NOT EXISTS settings (key VARCHAR PRIMARY KEY, value VARCHAR)""",
+    # What an upload held (a digest of its files' names and bytes): the same files uploaded again open the
+    # dataset they became instead of a copy named "name (2)".
+    """CREATE TABLE IF NOT EXISTS upload_digests (dataset_id VARCHAR PRIMARY KEY, digest VARCHAR NOT NULL)""",
 ]
+
+def upload_digest(files: list[tuple[str, bytes]]) -> str:
+    """SHA-256 of an upload's files (names and bytes, in name order): the same files give the same digest.
+
+    >>> upload_digest([("a.csv", b"x")]) == upload_digest([("a.csv", b"x")]) != upload_digest([("a.csv", b"y")])
+    True
+    """
+    h = hashlib.sha256()
+    for name, content in sorted(files, key=lambda f: f[0]):
+        h.update(name.encode("utf-8") + b"\0" + len(content).to_bytes(8, "little") + bytes(content))
+    return h.hexdigest()
+
 
 READY = "ready"
 NEEDS_MAPPING = "needs_mapping"
@@ -353,10 +369,15 @@ class Workspace:
         if twice:
             raise DataError(f"two of the uploaded files are named '{twice[0]}'", file=twice[0],
                             fix="rename one of them, or upload them one at a time")
+        digest = upload_digest(files)
+        same = self.find_upload(digest)
+        if same is not None:
+            return same
         did = uuid.uuid4().hex[:12]
         now = _now()
         label = ", ".join(f for f, _ in files)
         with self._transaction() as con:
+            con.execute("INSERT INTO upload_digests VALUES (?, ?)", [did, digest])
             con.execute(
                 "INSERT INTO datasets VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)",
                 [did, self._unique_name(con, name or Path(files[0][0]).stem), now, now, label, NEEDS_MAPPING],
@@ -365,6 +386,13 @@ class Workspace:
                 con.execute("INSERT INTO uploads VALUES (?, ?, ?, ?)",
                             [did, file_name, bytes(content), _json(options or {})])
         return did
+
+    def find_upload(self, digest: str) -> str | None:
+        """The dataset an upload with this :func:`upload_digest` became (or awaits mapping as), if any."""
+        with self._connect() as con:
+            row = con.execute("SELECT d.dataset_id FROM upload_digests d JOIN datasets s ON s.id = d.dataset_id "
+                              "WHERE d.digest = ? LIMIT 1", [digest]).fetchone()
+        return row[0] if row else None
 
     def upload(self, dataset_id: str) -> list[tuple[str, bytes]]:
         """The raw files of a dataset awaiting mapping, as ``(file name, bytes)``."""
@@ -493,7 +521,7 @@ class Workspace:
             for (tbl,) in con.execute("SELECT data_table FROM dataset_tables WHERE dataset_id = ?",
                                       [dataset_id]).fetchall():
                 con.execute(f'DROP TABLE IF EXISTS "{tbl}"')
-            for t in ("dataset_tables", "uploads", "results"):
+            for t in ("dataset_tables", "uploads", "results", "upload_digests"):
                 con.execute(f"DELETE FROM {t} WHERE dataset_id = ?", [dataset_id])
             con.execute("DELETE FROM datasets WHERE id = ?", [dataset_id])
             if self._get(con, "current_dataset") == dataset_id:

@@ -23,6 +23,7 @@ SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
 _PENDING = "evalcore_pending_id"
 _GEN = "evalcore_uploader_generation"
 _ERR = "evalcore_upload_error"
+_SAME = "evalcore_upload_same"
 NONE = "(none)"
 
 
@@ -85,6 +86,8 @@ def upload_panel() -> None:
                              help="Several files at once only for a format that joins them (PandaLM).")
     if st.session_state.get(_ERR):
         st.error(st.session_state[_ERR], icon=":material/error:")
+    if st.session_state.get(_SAME):
+        st.info(st.session_state.pop(_SAME), icon=":material/content_copy:")
     if not files:
         return
     st.session_state[_GEN] = gen + 1
@@ -99,6 +102,11 @@ def upload_panel() -> None:
     except Exception as exc:  # a bug must not show a traceback
         st.session_state[_ERR] = (f"Reading the upload failed unexpectedly ({type(exc).__name__}). This is a bug "
                                   "in evalcore; nothing was stored.")
+        st.rerun()
+    known = next((d for d in datasets() if d.id == did and d.status == READY), None)
+    if known is not None:  # the same files again: open what they became, not a copy
+        st.session_state[_SAME] = f"These files were already imported as '{known.name}'; it is open now."
+        set_current(did)
         st.rerun()
     st.session_state[_PENDING] = did
     st.rerun()

@@ -99,6 +99,12 @@ def test_upload_map_and_import(ws):
     assert sorted(frame["rater_kind"]) == ["human"] * 4 + ["judge"] * 2
     assert set(frame["language"]) == {"hi", "en"}
     assert at.header[0].value == "my audit"
+    # The same file again: it opens "my audit" instead of storing a copy named "judgments (2)".
+    at.file_uploader[0].set_value(("judgments.csv", LONG_CSV, "text/csv")).run()
+    _clean(at)
+    assert [d.name for d in ws.list_datasets()] == ["my audit"]
+    assert any("already imported as 'my audit'" in i.value for i in at.info)
+    assert at.header[0].value == "my audit"
 
 
 def test_changing_the_mapping_changes_the_import(ws):

@@ -705,3 +705,16 @@ def test_an_unwritable_folder_is_explained(tmp_path):
             Workspace(ro / "sub" / "ws.duckdb")
     finally:
         ro.chmod(0o700)
+
+
+def test_the_same_upload_opens_the_same_dataset(ws):
+    files = [("study.csv", b"item_id,rater,score\n1,a,2\n")]
+    did = ws.save_upload(files)
+    assert ws.save_upload(list(files)) == did  # pending: the same mapping to finish, not a copy
+    assert ws.save_upload([("study.csv", b"item_id,rater,score\n1,a,3\n")]) != did  # other bytes: a new one
+    assert ws.save_upload([("other.csv", files[0][1])]) != did  # other name: a new one
+    ws.save_dataset("study", {"ratings": ratings_frame()}, dataset_id=did)
+    assert ws.save_upload(list(files)) == did  # imported: the dataset it became
+    ws.delete(did)
+    assert ws.save_upload(list(files)) != did  # deleted: uploading again starts afresh
+    assert [d.name for d in ws.list_datasets()].count("study") == 1
