@@ -84,14 +84,15 @@ def agreement_section(table, units, opts: ui.AuditOptions) -> str | None:
     judge = None if source == tables.HUMANS else source
     measures = HUMAN_MEASURES if judge is None else JUDGE_MEASURES
     measure = s2.selectbox("Measure", measures, key=f"ag_measure_{judge is None}",
-                           format_func=lambda m: m.replace("_", " "))
+                           format_func=plots.measure_title)
     if judge in fractional_judges(units):
         st.info(f"{judge} gives non-integer scores (e.g. averages of several samples) while humans use whole "
                 "numbers, so its scores rarely equal the human majority: percent agreement, Cohen's kappa and F1 "
                 "are low by construction. Read Kendall's tau, Spearman's rho and the interval alpha instead.",
                 icon=":material/info:")
     st.plotly_chart(plots.agreement_figure(table, measure=measure, judge=judge, by=opts.by), key="ag_fig")
-    st.caption("Hover a cell for its estimate, 95% interval and n. ▼ marks flagged cells: the judge agrees with "
+    st.caption("Each cell: the estimate and, below it, its 95% interval; hover for n (also in 'All numbers'). "
+               "▼ marks flagged cells: the judge agrees with "
                "humans less than humans agree with each other (the pairwise agreement gap), by the rule at the top. "
                "n counts units: an item rated on several criteria counts once per criterion.")
     return judge

@@ -99,7 +99,10 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
                                         title="Mean correlation between criteria: judge minus humans"),
                     key="bi_r")
     judges = opts.judges
-    corr_judge = st.selectbox("Judge", ui.choice("bi_corr_judge", judges), key="bi_corr_judge")
+    # Open on the judge whose anchoring is flagged: the one worth looking at first.
+    flagged = tables.flagged_judges(rep.results, "r_difference")
+    corr_judge = st.selectbox("Judge", ui.choice("bi_corr_judge", judges, flagged[0] if flagged else None),
+                              key="bi_corr_judge")
     corr = ui.CRITERION_CORRELATIONS.result(judges=judges, n_boot=0, seed=opts.seed)
     st.plotly_chart(plots.correlation_heatmaps(corr, sources=["humans", *([corr_judge] if corr_judge else [])]),
                     key="bi_corr")

@@ -16,6 +16,29 @@ PALETTE = px.colors.qualitative.Safe
 CLASS_LABELS = {"full": "all annotators agree", "partial": "some agree", "none": "all disagree"}
 
 
+#: Readable names of the agreement measures (the code names stay in the tables and downloads).
+AGREEMENT_TITLES = {
+    "percent_agreement": "percent agreement", "full_agreement": "all annotators agree",
+    "fleiss_kappa": "Fleiss' kappa", "gwet_ac1": "Gwet's AC1", "pabak": "PABAK",
+    "krippendorff_alpha_nominal": "Krippendorff's alpha (nominal)",
+    "krippendorff_alpha_ordinal": "Krippendorff's alpha (ordinal)",
+    "krippendorff_alpha_interval": "Krippendorff's alpha (interval)", "cohen_kappa": "Cohen's kappa",
+    "cohen_kappa_quadratic": "Cohen's kappa (quadratic weights)", "weighted_f1": "weighted F1",
+    "kendall_tau": "Kendall's tau", "spearman_rho": "Spearman's rho",
+    "fleiss_kappa_change": "Fleiss' kappa with the judge, minus without",
+    "krippendorff_alpha_nominal_change": "Krippendorff's alpha (nominal) with the judge, minus without",
+    "krippendorff_alpha_ordinal_change": "Krippendorff's alpha (ordinal) with the judge, minus without",
+    "krippendorff_alpha_interval_change": "Krippendorff's alpha (interval) with the judge, minus without",
+    "pairwise_agreement": "share of annotators giving the judge's score",
+    "pairwise_agreement_gap": "agreement gap (judge minus annotators among themselves)",
+}
+
+
+def measure_title(measure: str) -> str:
+    """A measure's readable name (its code name when it has none)."""
+    return AGREEMENT_TITLES.get(measure, measure.replace("_", " "))
+
+
 def _fmt(v: float) -> str:
     return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
 
@@ -52,9 +75,13 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
         else:
             flags[:] = bool(gap["flagged"].any())
     sub["hover"] = _hover(sub)
-    sub["label"] = sub["estimate"].map(lambda v: "n/a" if not np.isfinite(v) else f"{v:.2f}") + np.where(flags, " ▼", "")
+    # The interval is printed under the estimate, so that a screenshot keeps it (n is in the table below).
+    interval = [f"<br><span style='font-size:10px'>{lo:.2f} to {hi:.2f}</span>" if np.isfinite(lo) else ""
+                for lo, hi in zip(sub["ci_low"], sub["ci_high"])]
+    sub["label"] = (sub["estimate"].map(lambda v: "n/a" if not np.isfinite(v) else f"{v:.2f}")
+                    + np.where(flags, " ▼", "") + interval)
     who = "humans among themselves" if judge is None else f"{judge} vs humans"
-    title = f"{measure.replace('_', ' ')}: {who}"
+    title = f"{measure_title(measure)}: {who}"
     if len(by) >= 2:
         r, c = by[0], by[1]
         z = sub.pivot_table(index=r, columns=c, values="estimate", aggfunc="first", dropna=False)
@@ -64,7 +91,9 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
             z=z.to_numpy(dtype=float), x=[str(x) for x in z.columns], y=[str(y) for y in z.index],
             text=text.fillna("").to_numpy(), texttemplate="%{text}", customdata=hov.fillna("").to_numpy(),
             hovertemplate=f"{r}=%{{y}}<br>{c}=%{{x}}<br>%{{customdata}}<extra></extra>",
-            colorscale=scale, zmin=zmin, zmax=zmax, colorbar={"title": measure.split("_")[0]},
+            colorscale=scale, zmin=zmin, zmax=zmax,
+            colorbar={"title": "share" if measure in RATES else "value",
+                      "tickformat": ".0%" if measure in RATES else ".1f"},
         ))
         fig.update_layout(title=title, height=max(320, 40 * len(z.index) + 140),
                           yaxis={"autorange": "reversed", "title": r}, xaxis={"title": c, "side": "top"})
@@ -79,7 +108,7 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
         marker={"size": 10, "color": np.where(flags, "#c92a2a", "#3b5bdb")},
     ))
     fig.update_layout(title=title, height=max(300, 44 * len(x) + 150), margin={"t": 80},
-                      xaxis={"title": measure, "range": [zmin, zmax]},
+                      xaxis={"title": measure_title(measure), "range": [zmin, zmax]},
                       yaxis={"title": by[0] if by else "", "autorange": "reversed", "range": [len(x) - 0.4, -0.8]})
     return fig
 
@@ -112,7 +141,8 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
     fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]})<br>%{customdata[1]} units in this class<extra></extra>")
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
-    fig.update_layout(height=max(320, 170 * n_rows + 140), margin={"t": 90},
+    fig.update_layout(title="Scores given, by how much the annotators agree on the unit",
+                      height=max(360, 170 * n_rows + 180), margin={"t": 130},
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 60 / (170 * n_rows + 140),
                               "x": 0, "title": {"text": "ratings by "}})
     return fig
@@ -269,7 +299,8 @@ def conditional_figure(table: pd.DataFrame) -> go.Figure:
     fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]} of %{customdata[1]})<extra></extra>")
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
-    fig.update_layout(height=360, legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "title": ""})
+    fig.update_layout(title="The target criterion's scores when the given one is high vs low", height=400,
+                      margin={"t": 110}, legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "title": ""})
     return fig
 
 

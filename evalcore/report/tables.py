@@ -455,3 +455,10 @@ MEASURE_LABELS = {"kendall_tau": "Kendall's tau (items)", "spearman_rho": "Spear
 #: Readable names of the rater-pair measures.
 PAIR_MEASURES = {"cohen_kappa": "Cohen's kappa", "cohen_kappa_linear": "Cohen's kappa (linear weights)",
                  "cohen_kappa_quadratic": "Cohen's kappa (quadratic weights)", "percent_agreement": "percent agreement"}
+
+
+def flagged_judges(results: pd.DataFrame, measure: str) -> list[str]:
+    """The judges with a flagged ``measure`` row, most flagged rows first (what a page should open on)."""
+    rows = results[(results["measure"] == measure) & results["flagged"].fillna(False).astype(bool)]
+    counts = rows["judge"].dropna().astype(str).value_counts()
+    return list(counts.index)

@@ -406,6 +406,51 @@ def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(browser, tm
         server.stop()
 
 
+#: In the page: text that overflows its box, and figures without a title or labelled axes.
+_LAYOUT_CHECK = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const over = [];
+  for (const el of main.querySelectorAll('p, h1, h2, h3, label, [data-testid="stMetricValue"]')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && el.scrollWidth > el.clientWidth + 2 && getComputedStyle(el).overflowX !== 'auto')
+      over.push(el.innerText.slice(0, 60));
+  }
+  const figs = [];
+  for (const plot of main.querySelectorAll('.js-plotly-plot')) {
+    const title = (plot.querySelector('.gtitle') || {}).textContent || '';
+    const cartesian = plot.querySelector('.cartesianlayer .xy') !== null;
+    const xt = plot.querySelector('.xtitle'), yt = plot.querySelector('.ytitle');
+    const hm = plot.querySelector('.hm') !== null;
+    if (!title.trim()) figs.push('untitled figure');
+    else if (cartesian && !hm && !(xt && xt.textContent.trim()))
+      figs.push('no x-axis title: ' + title.slice(0, 50));
+  }
+  return {over, figs};
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)], ids=["1280x720", "1920x1080"])
+def test_every_page_fits_the_screen(browser, tmp_path, size):
+    """At two common screen sizes, every page on the sample: no text overflows its box, every figure has a
+    title and a labelled x axis (heatmaps label theirs with categories). Screenshots for a reviewer."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
+    try:
+        page = _open_with_sample(browser, server)
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        problems = {}
+        for path in _page_paths():
+            _navigate(page, path.replace("_", " ") or "Home")
+            found = page.evaluate(_LAYOUT_CHECK)
+            page.screenshot(path=str(SHOTS / f"fit_{size[0]}x{size[1]}_{path or 'home'}.png"))
+            if found["over"] or found["figs"]:
+                problems[path or "home"] = found
+        assert not problems, problems
+        page.close()
+    finally:
+        server.stop()
+
+
 def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(browser, tmp_path):
     """Two browser contexts (two people at once) open different datasets; each keeps its own across reloads,
     and switching the dataset in the sidebar on every page keeps the selectors filled."""
