@@ -265,9 +265,9 @@ def run_audit(frame: pd.DataFrame, *, table: str, n_boot: int = 1000, seed: int 
         raise DataError(f"unknown table kind '{table}'", fix="use ratings or comparisons")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise DataError(f"the number of resamples must be a whole number, 0 or more, not {n_boot!r}",
-                        fix="use e.g. --boot 1000")
+                        fix="use e.g. 1000 resamples")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise DataError(f"the seed must be a whole number, 0 or more, not {seed!r}", fix="use e.g. --seed 0")
+        raise DataError(f"the seed must be a whole number, 0 or more, not {seed!r}", fix="use e.g. seed 0")
     out: dict = {}
     skipped: dict = {}
     seconds: dict = {}
