@@ -86,7 +86,7 @@ def test_agreement_dot_plot_for_the_humans(units):
     fig = plots.agreement_figure(table, measure="fleiss_kappa", judge=None, by=["language"])
     (trace,) = fig.data
     assert isinstance(trace, go.Scatter) and trace.mode == "markers+text"
-    assert fig.layout.title.text == "fleiss kappa: humans among themselves"
+    assert fig.layout.title.text == "Fleiss' kappa: humans among themselves"
     assert fig.layout.xaxis.title.text == "fleiss_kappa" and fig.layout.yaxis.title.text == "language"
     humans = table[table["judge"].isna() & (table["measure"] == "fleiss_kappa")]
     assert sorted(trace.y) == sorted(humans["language"].astype(str))
