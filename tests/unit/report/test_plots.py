@@ -87,7 +87,7 @@ def test_agreement_dot_plot_for_the_humans(units):
     (trace,) = fig.data
     assert isinstance(trace, go.Scatter) and trace.mode == "markers+text"
     assert fig.layout.title.text == "Fleiss' kappa: humans among themselves"
-    assert fig.layout.xaxis.title.text == "fleiss_kappa" and fig.layout.yaxis.title.text == "language"
+    assert fig.layout.xaxis.title.text == "Fleiss' kappa" and fig.layout.yaxis.title.text == "language"
     humans = table[table["judge"].isna() & (table["measure"] == "fleiss_kappa")]
     assert sorted(trace.y) == sorted(humans["language"].astype(str))
     assert len(trace.error_x.array) == len(humans) and trace.error_x.visible
