@@ -246,10 +246,27 @@ def page(title: str, icon: str = ":material/balance:") -> None:
     sidebar()
 
 
+def _parquet(frame: pd.DataFrame) -> bytes | None:
+    """``frame`` as Parquet bytes, or None when a column has no Parquet type (mixed objects)."""
+    import io
+
+    buf = io.BytesIO()
+    try:
+        frame.to_parquet(buf, index=False)
+    except (ValueError, TypeError, NotImplementedError, ImportError):  # pyarrow's errors subclass these
+        return None
+    return buf.getvalue()
+
+
 def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download CSV", key: str | None = None) -> None:
-    """A CSV download of ``frame`` with spreadsheet formulas neutralised."""
+    """Downloads of ``frame``: CSV with spreadsheet formulas neutralised, and Parquet (typed, for code)."""
     st.download_button(label, csv_safe(frame).to_csv(index=False).encode("utf-8"), file_name=file_name,
                        mime="text/csv", key=key, icon=":material/download:")
+    data = _parquet(frame)
+    if data is not None:
+        st.download_button("… as Parquet", data, file_name=file_name.rsplit(".", 1)[0] + ".parquet",
+                           mime="application/vnd.apache.parquet", key=None if key is None else f"{key}_parquet",
+                           icon=":material/download:", type="tertiary")
 
 
 #: The flag rule, as the pages state it (README: "How a result is flagged").

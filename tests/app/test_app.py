@@ -258,3 +258,21 @@ def test_the_html_report_is_built_and_offered_for_download(ws):
     html = ws.load_result(info.id, next(k for k in keys if k.startswith("report:v1:")))["html"]
     assert html.startswith("<!DOCTYPE html>") and html.index("1. Judge report card") < html.index("2. The data")
     assert "https://" not in html.replace(html[html.index("<script"):html.index("</script>")], "")
+
+
+def test_tables_download_as_csv_and_parquet(ws):
+    import io
+
+    import pandas as pd
+
+    from evalcore.ui.state import _parquet
+
+    frame = pd.DataFrame({"judge": ["=cmd|' /C calc'!A0", "b"], "estimate": [0.5, float("nan")]})
+    back = pd.read_parquet(io.BytesIO(_parquet(frame)))
+    pd.testing.assert_frame_equal(back, frame)  # typed, unaltered (the CSV is the one that neutralises formulas)
+    assert _parquet(pd.DataFrame({"x": [1, "a", 2.5]})) is None  # mixed objects: no Parquet button, no error
+    at = _app()
+    at.button(key="load_sample").click().run()
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels.count("… as Parquet") == labels.count("Download the ratings table (CSV)") + labels.count(
+        "Download the comparisons table (CSV)") >= 1
