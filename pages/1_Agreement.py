@@ -228,8 +228,13 @@ def pairs_tab(units, opts: ui.AuditOptions) -> None:
     ui.download_csv(pairs, file_name="rater_pairs.csv", label="Download every pair (CSV)", key="rp_dl")
 
 
+#: The controls a reload or a shared link restores (the address bar holds them).
+URL_KEYS = {"ag_tab": str, "ag_source": str, "lb_measure": str, "lb_crit": str, "rp_measure": str, "rp_crit": str}
+
+
 def main() -> None:
     header()
+    ui.url_state(URL_KEYS)
     ratings = ui.require_table("ratings")
     with ui.guard("Computing agreement"):
         units = ui.units()
@@ -255,6 +260,7 @@ def main() -> None:
         if tab_pairs.open:
             with tab_pairs:
                 pairs_tab(units, opts)
+        ui.sync_url(URL_KEYS)
     how_to_read()
 
 

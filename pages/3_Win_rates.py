@@ -314,8 +314,13 @@ judges' accuracies differ between the pairs.
                 """)
 
 
+#: The controls a reload or a shared link restores (the address bar holds them).
+URL_KEYS = {"wr_pair": str, "wr_tab": str, "wr_prior_kind": str}
+
+
 def main() -> None:
     header()
+    ui.url_state(URL_KEYS)
     ui.require_table(COMPARISONS)
     with ui.guard("Calibrating the win rate"):
         pairs = ui.comparison_pairs()
@@ -335,6 +340,7 @@ def main() -> None:
         if tab_read.open:
             with tab_read:
                 how_to_read()
+        ui.sync_url(URL_KEYS)
 
 
 main()

@@ -109,7 +109,8 @@ def controls(frame, kind: str) -> Selection | None:
                      help="What is subtracted: a column of superficial scores, the outputs' length, or (pointwise) "
                           "another judge that rates only fluency and style.")
     by = c3.multiselect("Break down by", ui.choices(f"sq_by_{kind}", segs, default_by), key=f"sq_by_{kind}")
-    alpha = st.select_slider("α: how much of the superficial quality to subtract", ALPHAS, value=0.5, key="sq_alpha",
+    st.session_state.setdefault("sq_alpha", 0.5)
+    alpha = st.select_slider("α: how much of the superficial quality to subtract", ALPHAS, key="sq_alpha",
                              help="0 is the raw judge. The curve below is computed once; moving α only recounts "
                                   "the verdicts.")
     with st.expander("Options: measure, resamples, seed"):
@@ -195,8 +196,13 @@ def length_controlled_section(sel: Selection, frame) -> None:
     ui.download_csv(lc, file_name="length_controlled.csv", label="Download (CSV)", key="sq_dl_lc")
 
 
+#: The controls a reload or a shared link restores (the address bar holds them).
+URL_KEYS = {"sq_kind": str, "sq_judge": str, "sq_q": str, "sq_alpha": float}
+
+
 def main() -> None:
     header()
+    ui.url_state(URL_KEYS)
     info = ui.current_info()
     if info is None or not ({COMPARISONS, RATINGS} & set(info.tables)):
         ui.require_table(COMPARISONS)
@@ -211,6 +217,7 @@ def main() -> None:
         if sel.pairwise:
             flipped_section(sel, frame)
             length_controlled_section(sel, frame)
+        ui.sync_url(URL_KEYS)
 
 
 main()

@@ -120,8 +120,13 @@ def calibration_section(sel: Selection, frame, report) -> None:
                            icon=":material/download:")
 
 
+#: The controls a reload or a shared link restores (the address bar holds them).
+URL_KEYS = {"pb_cal_judge": str}
+
+
 def main() -> None:
     header()
+    ui.url_state(URL_KEYS)
     frame = ui.require_table(COMPARISONS)
     with ui.guard("Measuring position bias"):
         sel = controls(frame)
@@ -135,6 +140,7 @@ def main() -> None:
         orders_section(sel, report)
         calibration_section(sel, frame, report)
         ui.download_csv(report, file_name="position_bias.csv", label="Download every number (CSV)", key="pb_dl")
+        ui.sync_url(URL_KEYS)
 
 
 main()

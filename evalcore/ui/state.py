@@ -258,6 +258,38 @@ def _parquet(frame: pd.DataFrame) -> bytes | None:
     return buf.getvalue()
 
 
+_URL_SEEN = "evalcore_url_restored_"
+
+
+def url_state(types: dict[str, type]) -> None:
+    """Restore these widgets' values from the address bar once per session: a reload or a shared link
+    reopens the same view. Call before the widgets are drawn; :func:`sync_url` writes them back.
+
+    ``types`` maps a widget key to the type of its value (``str``, ``float``, ``int``). A value that does not
+    parse is ignored, and one that is no longer an option is corrected by :func:`choice` as any other.
+    """
+    for key, kind in types.items():
+        if key in st.session_state or st.session_state.get(_URL_SEEN + key):
+            continue
+        st.session_state[_URL_SEEN + key] = True
+        raw = st.query_params.get(key)
+        if raw is not None:
+            try:
+                st.session_state[key] = kind(raw)
+            except (TypeError, ValueError):
+                pass
+
+
+def sync_url(keys) -> None:
+    """Write these widgets' current values to the address bar (see :func:`url_state`)."""
+    for key in keys:
+        value = st.session_state.get(key)
+        if value is None or isinstance(value, (list, tuple, dict)):
+            continue
+        if st.query_params.get(key) != str(value):
+            st.query_params[key] = str(value)
+
+
 def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download CSV", key: str | None = None) -> None:
     """Downloads of ``frame``: CSV with spreadsheet formulas neutralised, and Parquet (typed, for code)."""
     st.download_button(label, csv_safe(frame).to_csv(index=False).encode("utf-8"), file_name=file_name,

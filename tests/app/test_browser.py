@@ -363,6 +363,13 @@ def test_superficial_quality_slider_on_llmbar_rating_files(browser, tmp_path):
         # open a changed verdict: its outputs are shown as text
         assert page.locator('[data-testid="stText"]').count() == 2
         page.screenshot(path=str(SHOTS / "page_Superficial_quality_llmbar_0.7.png"), full_page=True)
+        # A reload (or the link shared) keeps the view: the slider's alpha is in the address bar.
+        assert parse_qs(urlparse(page.url).query).get("sq_alpha") == ["0.7"]
+        page.reload(wait_until="domcontentloaded")
+        _settle(page, timeout=120_000)
+        thumb = page.locator('[data-testid="stMain"] input[type="range"]').first
+        assert thumb.get_attribute("aria-valuetext") == "0.7"
+        assert page.get_by_text(re.compile(r"at alpha = 0\.7")).count() >= 1
         page.close()
     finally:
         server.stop()

@@ -123,3 +123,19 @@ def test_pointwise_table_and_switching_datasets_mid_page(ws):
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="sq_q").value == "text_length"
     assert "helps on overall" in _reading(at) and "Kendall's tau" in _reading(at)
+
+
+def test_a_shared_link_restores_the_view(ws):
+    """The address bar's sq_* parameters (a reload, a shared link) set the controls once."""
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
+    at.query_params["dataset"] = _sample(ws)
+    at.query_params["sq_alpha"] = "0.9"
+    at.query_params["sq_judge"] = "llama-2-70b/pairwise"
+    at.run().switch_page(PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.select_slider(key="sq_alpha").value == 0.9
+    assert at.selectbox(key="sq_judge").value == "llama-2-70b/pairwise"
+    assert "alpha = 0.9" in _reading(at)
+    at.query_params["sq_alpha"] = "nonsense"  # a mangled link is ignored, never an error
+    at.select_slider(key="sq_alpha").set_value(0.3).run()
+    assert not at.exception and "alpha = 0.3" in _reading(at)
