@@ -24,6 +24,7 @@ import streamlit as st
 
 from evalcore import ui
 from evalcore.columns import COMPARISONS
+from evalcore.data.sample import true_win_rate
 from evalcore.pairwise.winrate import closest_pair, mean_errors, orient_like, results_frame
 from evalcore.report import plots, tables
 
@@ -182,8 +183,12 @@ def pair_tab(sel: Selection, pair) -> None:
     results = [sel.winrate(method) for method in ("bwrs", "ds") if method != "bwrs" or sel.bwrs]
     by_method = {r.method: r for r in results}
     metrics_row(sel, pair, by_method)
-    st.plotly_chart(plots.winrate_density_figure(results, k=pair.k_observed, p_human=pair.p_human),
+    truth = true_win_rate(sel.a, sel.b) if ui.is_sample() else None
+    st.plotly_chart(plots.winrate_density_figure(results, k=pair.k_observed, p_human=pair.p_human, truth=truth),
                     key="wr_density")
+    if truth is not None:
+        st.caption(f"The sample data is simulated: the dotted line is the true p ({truth:.2f}) it was generated "
+                   "with (sample_data/README.md), which no method sees.")
     st.caption(f"Each curve is a method's posterior of p, the share of items on which {sel.a} is better than "
                f"{sel.b}. The dashed line is the raw judge win rate; the solid line what the humans said. A good "
                "calibration moves the curve from the dashed line toward the solid one.")

@@ -237,6 +237,20 @@ PAIRS: tuple[Pair, ...] = (
 )
 ITEMS_PER_PAIR = 150
 
+
+def true_win_rate(system_a: str, system_b: str) -> float | None:
+    """The simulated truth p of a sample pair, in the order asked (None for a pair the sample does not have).
+
+    >>> true_win_rate("cirrus-70b", "atlas-7b"), true_win_rate("atlas-7b", "cirrus-70b"), true_win_rate("x", "y")
+    (0.8, 0.19999999999999996, None)
+    """
+    for pair in PAIRS:
+        if (pair.system_a, pair.system_b) == (system_a, system_b):
+            return pair.p
+        if (pair.system_b, pair.system_a) == (system_a, system_b):
+            return 1.0 - pair.p
+    return None
+
 PAIRWISE_JUDGES: tuple[PairwiseJudge, ...] = (
     PairwiseJudge("gpt-4/pairwise", 0.88, 0.84, 0.06, 0.5, calibraeval=True),
     PairwiseJudge("gpt-3.5/pairwise", 0.78, 0.70, 0.12, 1.0),

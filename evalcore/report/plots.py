@@ -310,8 +310,10 @@ WINRATE_COLORS = {"ds": PALETTE[0], "bwrs": PALETTE[1], "observed": "#7f7f7f", "
 METHOD_LABEL = {"ds": "Dawid-Skene", "bwrs": "BWRS", "observed": "raw judge win rate k", "human": "humans' p"}
 
 
-def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None) -> go.Figure:
-    """Posterior densities of p (one curve per method) with the raw k and the humans' p as lines."""
+def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None,
+                           truth: float | None = None) -> go.Figure:
+    """Posterior densities of p (one curve per method) with the raw k and the humans' p as lines, and ``truth``
+    (the simulated p of the sample data) as a dotted line when known."""
     fig = go.Figure()
     for r in results:
         x, y = r.density
@@ -327,6 +329,9 @@ def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None
     if p_human is not None and np.isfinite(p_human):
         fig.add_vline(x=p_human, line={"color": WINRATE_COLORS["human"], "width": 2},
                       annotation_text=f"humans {p_human:.3f}", annotation_position="bottom right")
+    if truth is not None:
+        fig.add_vline(x=truth, line={"color": "#2b8a3e", "dash": "dot", "width": 2},
+                      annotation_text=f"simulated truth {truth:.2f}", annotation_position="top right")
     fig.update_layout(title="Posterior of the true win rate p", height=360, xaxis={"title": "p", "range": [0, 1]},
                       yaxis={"title": "density"}, legend={"orientation": "h", "y": -0.25, "x": 0},
                       margin={"t": 60, "b": 90})

@@ -62,6 +62,7 @@ from .state import (
     download_csv,
     guard,
     home_link,
+    is_sample,
     no_dataset_message,
     page,
     require_table,
@@ -75,7 +76,7 @@ from .warmup import warm_up_for_current, warm_up_winrate
 __all__ = [
     # state
     "FLAG_RULE", "AuditOptions", "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
-    "home_link", "no_dataset_message", "page", "require_table", "set_current", "sync_url", "url_state", "workspace",
+    "home_link", "is_sample", "no_dataset_message", "page", "require_table", "set_current", "sync_url", "url_state", "workspace",
     # messages
     "app_message",
     # analyses

@@ -16,7 +16,7 @@ from ..data.presets import PRESETS, detect_preset
 from ..data.store import NEEDS_MAPPING, READY
 from ..report import tables
 from .messages import ROLES_TITLE, app_message, app_note
-from .state import (PARAM, TABLE_LABEL, choice, chosen_id, current_id, current_info, current_table, datasets,
+from .state import (PARAM, SAMPLE_SOURCE, TABLE_LABEL, choice, chosen_id, current_id, current_info, current_table, datasets,
                     download_csv, guard, set_current, workspace)
 
 SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
@@ -46,7 +46,7 @@ def sample_panel() -> None:
             else:
                 tables = ingest.load_samples()
                 did = workspace().save_dataset(
-                    SAMPLE_NAME, {k: v.frame for k, v in tables.items()}, source="sample_data/",
+                    SAMPLE_NAME, {k: v.frame for k, v in tables.items()}, source=SAMPLE_SOURCE,
                     notes={k: list(v.notes) for k, v in tables.items()})
                 set_current(did)
             st.session_state.pop(_PENDING, None)

@@ -126,6 +126,16 @@ def _handle(info: DatasetInfo) -> Dataset:
     return Dataset(str(workspace().path), info.id, info.updated.isoformat())
 
 
+#: The source recorded for the bundled sample data (:func:`evalcore.ui.loading.sample_panel`).
+SAMPLE_SOURCE = "sample_data/"
+
+
+def is_sample() -> bool:
+    """Whether this tab's dataset is the bundled sample, whose simulated truth is known."""
+    info = current_info()
+    return info is not None and info.source == SAMPLE_SOURCE
+
+
 def current_table(kind: str) -> pd.DataFrame | None:
     """The current dataset's ``kind`` table (cached), or None if it has none."""
     info = current_info()

@@ -78,6 +78,8 @@ def test_sample_slider_moves_refit_only_what_is_not_cached(ws, monkeypatch):
     assert m["Raw judge win rate k"] == "0.769"
     assert m["Humans' win rate"] == "0.787"  # the strict human majority (issue 12): 141 labelled items
     assert abs(float(m["Dawid-Skene p (mode)"]) - truth["p"]) < 0.08
+    # The sample's simulated truth is drawn as a reference line, read from ground_truth.json's value.
+    assert any(f"true p ({truth['p']:.2f})" in c.value for c in at.caption)
     assert len(fits) == 1
     at.slider(key="wr_ratio").set_value(0.6).run()
     assert not at.exception
