@@ -135,8 +135,12 @@ def controls(pairs) -> tuple[Selection, object]:
     """The pair, its options and the prior: the selection, and the pair's data."""
     c1, c2, c3 = st.columns([3, 3, 2])
     lookup = tables.pair_labels(pairs)
-    label = c1.selectbox("System pair", ui.choice("wr_pair", list(lookup)), key="wr_pair",
-                         help="p is the share of items on which the first system is better.")
+    # First visit: open on the pair where calibration moves the win rate most (the demo-worthy one).
+    default = ui.informative_pair(lookup) if "wr_pair" not in st.session_state and tables.labelled_pairs(pairs) \
+        else None
+    label = c1.selectbox("System pair", ui.choice("wr_pair", list(lookup), default), key="wr_pair",
+                         help="p is the share of items on which the first system is better. The page opens on the "
+                              "pair whose calibrated win rate moves furthest from the raw one.")
     a, b = lookup[label]
     if c1.toggle("Swap the order", key="wr_swap", help="Show p for the second system instead."):
         a, b = b, a

@@ -462,3 +462,16 @@ def flagged_judges(results: pd.DataFrame, measure: str) -> list[str]:
     rows = results[(results["measure"] == measure) & results["flagged"].fillna(False).astype(bool)]
     counts = rows["judge"].dropna().astype(str).value_counts()
     return list(counts.index)
+
+
+def largest_calibration(results: Sequence, lookup: dict[str, tuple[str, str]]) -> str | None:
+    """The pair (its label in ``lookup``) whose calibrated win rate moves furthest from the raw one: where
+    calibration matters most, so what the Win rates page opens on. ``results`` are WinRate records."""
+    by_pair = {frozenset(v): k for k, v in lookup.items()}
+    best, size = None, -1.0
+    for r in results:
+        effect = abs(r.p_mode - r.k_observed)
+        label = by_pair.get(frozenset((r.system_a, r.system_b)))
+        if label is not None and effect == effect and effect > size:
+            best, size = label, effect
+    return best

@@ -44,6 +44,7 @@ from .analyses import (
     WINRATE_CURVE,
     Analysis,
     comparison_pairs,
+    informative_pair,
     pair_data,
     superficial_data,
     unit_filter,
@@ -83,7 +84,7 @@ __all__ = [
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
     "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "LEADERBOARD",
-    "RATER_PAIRS", "REPORT", "unit_filter", "units", "comparison_pairs", "pair_data", "superficial_data",
+    "RATER_PAIRS", "REPORT", "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",
 ]

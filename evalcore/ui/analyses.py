@@ -467,6 +467,21 @@ def _report(data: Dataset, p: dict, progress: Progress) -> dict:
 REPORT = Analysis("report", 1, lambda *, kind, n_boot, seed: {"kind": kind, "n_boot": n_boot, "seed": seed},
                   _report, label=lambda data, p: f"Building the report ({p['n_boot']:,} resamples per analysis)...")
 
+def informative_pair(lookup: dict[str, tuple[str, str]]) -> str | None:
+    """The pair the Win rates page opens on: the largest move from the raw to the BWRS-calibrated win rate
+    (:func:`evalcore.report.tables.largest_calibration`; BWRS with 30% of each pair's human labels, fast);
+    None when no pair can be calibrated that way."""
+    from ..errors import DataError
+    from ..report.tables import largest_calibration
+
+    try:
+        results = WINRATE_ALL.result(method="bwrs", prior="ratio:0.3", baseline=None, judges=None, ties="drop",
+                                     seed=0, ood_auto=False)
+    except DataError:
+        return None
+    return largest_calibration(results, lookup)
+
+
 #: Every declared analysis, by name.
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,

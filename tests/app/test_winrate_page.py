@@ -19,11 +19,28 @@ JSON_FIELDS = {"system_a", "system_b", "method", "prior", "p_mean", "p_mode", "c
 pytestmark = pytest.mark.slow
 
 
-def _page(dataset: str | None = None) -> AppTest:
+def _page(dataset: str | None = None, *, pair: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
     if dataset is not None:
         at.query_params["dataset"] = dataset  # a link to this dataset
+    if pair is not None:
+        at.query_params["wr_pair"] = pair  # a link to this pair
     return at.run().switch_page(PAGE).run()
+
+
+def test_opens_on_the_pair_where_calibration_matters_most(ws):
+    from evalcore.data.ingest import load_samples
+    from evalcore.pairwise.winrate import estimate_all
+
+    _load_sample()
+    at = _page()
+    assert not at.exception, [e.value for e in at.exception]
+    results = estimate_all(load_samples()["comparisons"].frame, method="bwrs", prior="ratio:0.3", seed=0)
+    moved = max(results, key=lambda r: abs(r.p_mode - r.k_observed))
+    assert {moved.system_a, moved.system_b} == {"atlas-7b", "ember-34b"}
+    assert at.selectbox(key="wr_pair").value == "atlas-7b vs ember-34b"
+    # A link (or a reload) naming a pair opens that one instead.
+    assert _page(pair="cirrus-70b vs atlas-7b").selectbox(key="wr_pair").value == "cirrus-70b vs atlas-7b"
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -70,7 +87,7 @@ def test_sample_slider_moves_refit_only_what_is_not_cached(ws, monkeypatch):
 
     monkeypatch.setattr(winrate, "dawid_skene", counting)
     _load_sample()
-    at = _page()
+    at = _page(pair="cirrus-70b vs atlas-7b")
     assert not at.exception, [e.value for e in at.exception]
     m = _metrics(at)
     truth = next(p for p in json.loads((ROOT / "sample_data" / "ground_truth.json").read_text())["comparisons"]["pairs"]
@@ -96,7 +113,7 @@ def test_sample_slider_moves_refit_only_what_is_not_cached(ws, monkeypatch):
 
 def test_sample_prior_settings_all_pairs_and_error_curve(ws):
     _load_sample()
-    at = _page()
+    at = _page(pair="cirrus-70b vs atlas-7b")
     at.radio(key="wr_prior_kind").set_value("ood").run()
     assert not at.exception, [e.value for e in at.exception]
     # The default out-of-distribution pair is the one with the closest raw win rate (0.769 here): atlas-7b vs
