@@ -28,7 +28,7 @@ import streamlit as st
 from evalcore import ui
 from evalcore.columns import segment_columns
 from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractional_judges
-from evalcore.report import plots, tables
+from evalcore.report import guide, plots, tables
 
 
 
@@ -148,21 +148,7 @@ def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) 
 
 def how_to_read() -> None:
     with st.expander("How to read this"):
-        st.markdown("""
-- **Percent agreement (PA)** is the share of annotator pairs that gave the same score, averaged over items
-  (Fleiss' P_i). For a judge it is the share of items where the judge gives the human majority's score.
-- **Kappa** (Fleiss, Cohen) rescales agreement by what chance would give: 0 is chance level, 1 perfect. Chance
-  agreement comes from how the scores are spread. When almost every score is the top one, two raters agree by
-  chance most of the time, so **kappa can be near 0 while PA is 90%**: this is the *kappa paradox* that Hada et
-  al. warn about.
-- **Gwet's AC1** and **PABAK** estimate chance agreement in a way that does not collapse on skewed scales, so
-  they stay close to PA when raters really agree. Read PA and AC1 together; distrust a low kappa with a high PA.
-- **Krippendorff's alpha** uses all pairable ratings, allows missing ones, and comes in nominal, ordinal and
-  interval forms (the last two give partial credit to near misses).
-- **Cohen's kappa (quadratic)**, **Kendall's tau-b** and **Spearman's rho** compare the judge with humans on
-  the ordinal scale; tau and rho use the mean human score.
-- Intervals are 95% percentile intervals from resampling items with replacement (seeded).
-""")
+        st.markdown(guide.AGREEMENT)
 
 
 def criterion_pick(key: str, units) -> str:

@@ -2,7 +2,7 @@
 
 Each section, and the evalcore function that computes what it shows:
 
-- :func:`controls`: the pairs are :func:`evalcore.pairwise.winrate.pairs` (``ui.comparison_pairs()``), one
+- :func:`controls` (with :mod:`evalcore.ui.winrate_controls`): the pairs are :func:`evalcore.pairwise.winrate.pairs` (``ui.comparison_pairs()``), one
   pair's verdicts :func:`evalcore.pairwise.winrate.pair_data` (``ui.pair_data``); the default
   out-of-distribution pair is :func:`evalcore.pairwise.winrate.closest_pair`, read as
   :func:`evalcore.pairwise.winrate.orient_like` says.
@@ -23,13 +23,11 @@ from dataclasses import dataclass
 import streamlit as st
 
 from evalcore import ui
+from evalcore.ui import winrate_controls
 from evalcore.columns import COMPARISONS
 from evalcore.data.sample import true_win_rate
-from evalcore.pairwise.winrate import closest_pair, mean_errors, orient_like, results_frame
-from evalcore.report import plots, tables
-
-PRIOR_KINDS = {"ratio": "This pair's human labels", "ood": "Another pair's human labels", "none": "No human labels"}
-
+from evalcore.pairwise.winrate import mean_errors, results_frame
+from evalcore.report import guide, plots, tables
 
 @dataclass(frozen=True)
 class Selection:
@@ -71,66 +69,6 @@ def header() -> None:
                "their accuracies q0, q1 (Gao et al. 2024), with 95% intervals.")
 
 
-def options(pairs, label: str) -> tuple[list, list, str, int]:
-    """The expander of judges, ties and seed: (judges picked, all judges, ties, seed)."""
-    with st.expander("Options: judges, ties, seed"):
-        o1, o2, o3 = st.columns([4, 2, 1])
-        all_judges = tables.pair_judges(pairs, label)
-        judges = o1.multiselect("Judges", ui.choices(f"wr_judges_{label}", all_judges, all_judges),
-                                key=f"wr_judges_{label}")
-        ties = o2.radio("Ties", ["drop", "random"], horizontal=True, key="wr_ties",
-                        format_func={"drop": "leave out", "random": "coin flip"}.get,
-                        help="A judge's verdict combines its rows on an item (swap and sum); a tie is left out "
-                             "(a missing verdict, an unlabelled item) or broken by a seeded coin flip, as Gao et al. "
-                             "do. The humans' majority is handled the same way.")
-        seed = int(o3.number_input("Seed", 0, 2**31 - 1, 0, key="wr_seed",
-                                   help="Seeds the subset of human labels, the coin flips and the samplers."))
-    return judges, all_judges, ties, seed
-
-
-def ood_prior(col, pairs, label: str, a: str, b: str, ties: str, seed: int) -> str:
-    """The pair whose labels give an out-of-distribution prior (default: the closest raw win rate)."""
-    lookup = tables.pair_labels(pairs)
-    frame = ui.current_table(COMPARISONS)
-    near = closest_pair(frame, a, b, ties=ties, seed=seed)
-    labelled = tables.labelled_pairs(pairs)
-    opts = [n for n in lookup if n != label and n in labelled]
-    default = next((i for i, n in enumerate(opts) if near and set(lookup[n]) == set(near)), 0)
-    other = col.selectbox("Prior from", ui.choice(f"wr_ood_{label}", opts, opts[default] if opts else None),
-                          key=f"wr_ood_{label}",
-                          help="Default: the pair whose raw win rate is closest to this one's, as Gao et al. "
-                               "choose it. It is read in the direction whose win rate is closer.")
-    a2, b2 = orient_like(frame, a, b, lookup[other], ties=ties, seed=seed)
-    col.caption(f"q0 and q1 from {a2} vs {b2}")
-    return f"ood:{a2},{b2}"
-
-
-def prior_picker(c2, c3, pairs, label: str, a: str, b: str, pair, ties: str, seed: int) -> tuple[str, float | None, str]:
-    """What the judges' accuracies are learnt from: (kind, ratio or None, prior)."""
-    kinds = dict(PRIOR_KINDS)
-    if pair.n_human == 0:
-        kinds.pop("ratio")
-    if not [n for n in tables.labelled_pairs(pairs) if n != label]:
-        kinds.pop("ood")  # no other pair has human labels to learn from
-    kind = c2.radio("What the judges' accuracies are learnt from", ui.choice("wr_prior_kind", list(kinds)),
-                    format_func=kinds.get,
-                    key="wr_prior_kind", horizontal=False,
-                    help="Gao et al.'s three settings: in-distribution labels on a share of this pair's items "
-                         "(the prior data ratio), an out-of-distribution prior from another pair's labels "
-                         "(Eqs. 12-13), or none (q ~ Beta(2, 1)).")
-    if kind == "ratio":
-        ratio = c3.slider("Prior data ratio", 0.0, 1.0, 0.3, 0.05, key="wr_ratio",
-                          help="The share of this pair's human-labelled items whose labels the methods may use "
-                               "(a seeded random subset; a higher ratio adds items to the subset).")
-        c3.caption(f"{tables.labels_used(pair, ratio)} of {pair.n_human} human labels used")
-        return kind, ratio, f"ratio:{ratio:g}"
-    if kind == "ood":
-        return kind, None, ood_prior(c3, pairs, label, a, b, ties, seed)
-    c3.caption("No human labels: the Dawid-Skene model learns the accuracies from the judges' agreement alone. "
-               "BWRS needs labels and does not run.")
-    return kind, None, "none"
-
-
 def controls(pairs) -> tuple[Selection, object]:
     """The pair, its options and the prior: the selection, and the pair's data."""
     c1, c2, c3 = st.columns([3, 3, 2])
@@ -144,14 +82,14 @@ def controls(pairs) -> tuple[Selection, object]:
     a, b = lookup[label]
     if c1.toggle("Swap the order", key="wr_swap", help="Show p for the second system instead."):
         a, b = b, a
-    judges, all_judges, ties, seed = options(pairs, label)
+    judges, all_judges, ties, seed = winrate_controls.options(pairs, label)
     if not judges:
         st.info("Pick at least one judge under **Options: judges, ties, seed**.", icon=":material/info:")
         st.stop()
     jt = tuple(judges) if len(judges) < len(all_judges) else None
     pair = ui.pair_data(a, b, judges=jt, ties=ties, seed=seed)
     ui.warm_up_winrate()
-    kind, ratio, prior = prior_picker(c2, c3, pairs, label, a, b, pair, ties, seed)
+    kind, ratio, prior = winrate_controls.prior_picker(c2, c3, pairs, label, a, b, pair, ties, seed)
     return Selection(label, a, b, jt, ties, seed, kind, ratio, prior), pair
 
 
@@ -295,32 +233,7 @@ def error_curve_tab(sel: Selection, pair) -> None:
 
 
 def how_to_read() -> None:
-    st.markdown(
-        """
-**p, k, q0, q1.** p is the share of items on which humans prefer the first system. A judge's raw win rate
-k mixes p with the judge's mistakes: k = p·q0 + (1−p)·(1−q1), where q0 is how often the judge picks the
-first system when it is really better and q1 the same for the second. Unless q0 = q1 = 1, k is pulled
-toward 0.5 (and further if the judge favours one side), so two systems can look closer, or further apart,
-than they are.
-
-**BWRS** (Bayesian Win Rate Sampling, Gao et al. Algorithm 1) draws k, q0 and q1 from Beta posteriors and
-solves the equation above for p: p = (k + q1 − 1)/(q0 + q1 − 1). Draws that give p outside (0, 1) are dropped.
-It needs human labels to learn q0 and q1, and it is fragile when a judge is near chance (q0 + q1 ≈ 1).
-
-**Bayesian Dawid-Skene** (their Model 1) treats the true winner of each item as unknown and learns p and
-every judge's q0, q1 together from how the judges agree with each other and with the human labels it is
-given. Here the unknown winners are summed out exactly, so a fit takes a fraction of a second instead of the
-authors' ten minutes; R-hat and ESS say whether the sampler converged.
-
-**The prior data ratio** is the share of this pair's human labels the methods may use. With more labels the
-accuracies are known better and the estimate moves toward the humans' own win rate: the error curve shows
-how many labels are enough. Gao et al. found about 30% sufficient on most of their datasets, and the
-posterior mode more accurate than the mean.
-
-**Another pair's labels** (out-of-distribution prior) help when this pair has no labels but a similar one
-does; the prior is scaled to a total weight of two labels so that it cannot dominate. It misleads when the
-judges' accuracies differ between the pairs.
-                """)
+    st.markdown(guide.WIN_RATES)
 
 
 #: The controls a reload or a shared link restores (the address bar holds them).

@@ -39,7 +39,7 @@ from ..labels import strict_majority
 from ..stats import cell_rng, item_weights, percentile_interval, resample_blocks, root_seed
 
 __all__ = ["CVResult", "SuperficialData", "alpha_curve", "alpha_grid", "correctness", "cross_validated_alpha",
-           "decisions", "flips", "length_controlled", "min_max", "q_options", "superficial_data",
+           "cv_records", "decisions", "flips", "length_controlled", "min_max", "q_options", "superficial_data",
            "superficial_table"]
 
 _DEFAULT_ALPHAS = tuple(np.round(np.arange(0, 1.0001, 0.05), 10))
@@ -337,14 +337,22 @@ def superficial_table(data: SuperficialData, *, alphas: Sequence[float] = _DEFAU
     rows = []
     for g, key in enumerate(data.keys):
         cv = cross_validated_alpha(data, alphas=alphas, folds=folds, seed=seed, n_boot=n_boot, level=level, group=g)
-        keys = dict(zip(data.by, key))
-        rows.append({"judge": data.judge, **keys, "alpha": cv.alpha_all, "measure": "alpha_cv",
-                     "estimate": cv.alpha_all, "ci_low": np.nan, "ci_high": np.nan, "n": cv.n,
-                     "note": "alpha chosen on all items; per fold: " + ", ".join(f"{a:g}" for a in cv.fold_alphas)})
-        rows.append({"judge": data.judge, **keys, "alpha": np.nan, "measure": "accuracy_cv",
-                     "estimate": cv.accuracy_cv, "ci_low": cv.ci_low, "ci_high": cv.ci_high, "n": cv.n,
-                     "note": f"held-out accuracy pooled over {folds} folds; raw accuracy {cv.accuracy_raw:.3f}"})
+        rows += cv_records(data.judge, dict(zip(data.by, key)), cv.alpha_all, cv.fold_alphas, cv.n,
+                           held=("accuracy_cv", cv.accuracy_cv, cv.ci_low, cv.ci_high,
+                                 f"held-out accuracy pooled over {folds} folds; raw accuracy {cv.accuracy_raw:.3f}"))
     return pd.concat([curve, pd.DataFrame(rows)], ignore_index=True)
+
+
+def cv_records(judge: str, keys: dict, alpha_all: float, fold_alphas: Sequence[float], n: int, *,
+               held: tuple) -> list[dict]:
+    """The two records of a cross-validated alpha: ``alpha_cv`` (chosen on all items, the folds' choices in
+    ``note``) and the held-out measure ``held = (measure, estimate, ci_low, ci_high, note)``."""
+    measure, estimate, lo, hi, note = held
+    return [{"judge": judge, **keys, "alpha": alpha_all, "measure": "alpha_cv", "estimate": alpha_all,
+             "ci_low": np.nan, "ci_high": np.nan, "n": n,
+             "note": "alpha chosen on all items; per fold: " + ", ".join(f"{a:g}" for a in fold_alphas)},
+            {"judge": judge, **keys, "alpha": np.nan, "measure": measure, "estimate": estimate, "ci_low": lo,
+             "ci_high": hi, "n": n, "note": note}]
 
 
 def q_options(comparisons: pd.DataFrame) -> list[str]:

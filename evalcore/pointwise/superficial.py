@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..pairwise.superficial import alpha_grid, min_max
+from ..pairwise.superficial import alpha_grid, cv_records, min_max
 from ..stats import cell_rng, item_weights, percentile_interval, root_seed, spearman_rho, tau_b
 
 __all__ = ["PointwiseCV", "PointwiseSuperficialData", "correlation_curve", "correlation_table", "cross_validated_alpha",
@@ -232,13 +232,9 @@ def correlation_table(data: PointwiseSuperficialData, *, alphas: Sequence[float]
     rows = []
     for g, key in enumerate(data.keys):
         cv = cross_validated_alpha(data, group=g, alphas=alphas, folds=folds, seed=seed, n_boot=n_boot, level=level)
-        keys = dict(zip(data.by, key))
-        rows.append({"judge": data.judge, **keys, "alpha": cv.alpha_all, "measure": "alpha_cv",
-                     "estimate": cv.alpha_all, "ci_low": np.nan, "ci_high": np.nan, "n": cv.n,
-                     "note": "alpha chosen on all items; per fold: " + ", ".join(f"{a:g}" for a in cv.fold_alphas)})
-        rows.append({"judge": data.judge, **keys, "alpha": np.nan, "measure": "kendall_tau_cv",
-                     "estimate": cv.tau_cv, "ci_low": cv.ci_low, "ci_high": cv.ci_high, "n": cv.n,
-                     "note": f"held-out Kendall tau, mean over {folds} folds; raw {cv.tau_raw:.3f}"})
+        rows += cv_records(data.judge, dict(zip(data.by, key)), cv.alpha_all, cv.fold_alphas, cv.n,
+                           held=("kendall_tau_cv", cv.tau_cv, cv.ci_low, cv.ci_high,
+                                 f"held-out Kendall tau, mean over {folds} folds; raw {cv.tau_raw:.3f}"))
     return pd.concat([curve, pd.DataFrame(rows)], ignore_index=True)
 
 
