@@ -26,6 +26,7 @@ def header() -> None:
         "and an interval. The dataset you open here is this browser tab's own: other people using the app at "
         "the same time keep theirs, and the link in the address bar reopens it."
     )
+    ui.how_to_read("home")
 
 
 def load_tabs() -> None:

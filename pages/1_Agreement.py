@@ -19,7 +19,7 @@ Each section, and the evalcore function that computes what it shows:
   :func:`evalcore.report.tables.meta_view`.
 - :func:`pairs_tab`: :func:`evalcore.pointwise.rater_pairs.rater_pair_matrix` (``ui.RATER_PAIRS``), drawn by
   :func:`evalcore.report.plots.rater_pair_heatmap`.
-- :func:`how_to_read`: what the measures mean.
+- :func:`measures_guide`: what the measures mean.
 """
 
 
@@ -38,6 +38,7 @@ def header() -> None:
     st.title("Agreement: can the judge be trusted, and where?")
     st.caption("How often annotators agree with each other, and how often each judge agrees with them, per group, "
                "with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
+    ui.how_to_read("agreement")
 
 
 def controls(ratings, units) -> ui.AuditOptions:
@@ -90,7 +91,7 @@ def agreement_section(table, units, opts: ui.AuditOptions) -> str | None:
                 "numbers, so its scores rarely equal the human majority: percent agreement, Cohen's kappa and F1 "
                 "are low by construction. Read Kendall's tau, Spearman's rho and the interval alpha instead.",
                 icon=":material/info:")
-    st.plotly_chart(plots.agreement_figure(table, measure=measure, judge=judge, by=opts.by), key="ag_fig")
+    ui.figure(plots.agreement_figure(table, measure=measure, judge=judge, by=opts.by), key="ag_fig")
     st.caption("Each cell: the estimate and, below it, its 95% interval; hover for n (also in 'All numbers'). "
                "▼ marks flagged cells: the judge agrees with "
                "humans less than humans agree with each other (the pairwise agreement gap), by the rule at the top. "
@@ -135,18 +136,22 @@ def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) 
                                       key=f"ag_f_{extra}")
     shown_judge = judge or (opts.judges[0] if opts.judges else None)
     shown = tables.for_sources(dist, ["humans", shown_judge])
+    if facet:  # ten languages would make ten rows of panels: a few at a time
+        levels = tables.levels(shown, facet)
+        keep = ui.paginate(levels, key="cd_page", noun=facet)
+        shown = shown[shown[facet].astype(str).isin(keep)] if len(keep) < len(levels) else shown
     if shown_judge is None:
         st.caption("The humans only: pick a judge under **Judges** above to see its scores next to theirs.")
     else:
         st.caption(f"Humans next to {shown_judge} (choose the judge under 'Whose agreement' above).")
-    st.plotly_chart(plots.class_distribution_figure(shown, row=facet, filters=filters), key="cd_fig")
+    ui.figure(plots.class_distribution_figure(shown, row=facet, filters=filters), key="cd_fig")
     st.caption("Units with 2+ annotators, split by whether all (full), some (partial) or none of them gave the same "
                "score. Bars are the share of each score: the humans' own ratings next to each judge's. A judge that "
                "gives the top score where humans disagree has tall top-score bars under 'partial' and 'none'.")
     ui.download_csv(dist, file_name="class_distribution.csv", label="Download the distributions (CSV)", key="cd_dl")
 
 
-def how_to_read() -> None:
+def measures_guide() -> None:
     with st.expander("How to read this"):
         st.markdown(guide.AGREEMENT)
 
@@ -172,7 +177,7 @@ def leaderboard_tab(ratings, units, opts: ui.AuditOptions) -> None:
                                   seed=opts.seed)
     shown = board[(board["measure"] == measure) & (board["criterion"] == crit)]
     label = tables.MEASURE_LABELS.get(measure, measure)
-    st.plotly_chart(plots.leaderboard_figure(shown, label=label), key="lb_fig")
+    ui.figure(plots.leaderboard_figure(shown, label=label), key="lb_fig")
     st.dataframe(tables.leaderboard_view(shown), hide_index=True)
     st.caption("Each judge's agreement with the humans (the mean human score), with a 95% interval. 'minus the "
                "best' is a paired bootstrap: the same resampled items for every judge; a judge is called worse "
@@ -208,7 +213,7 @@ def pairs_tab(units, opts: ui.AuditOptions) -> None:
     if matrix.empty:
         st.info("No two annotators rated the same unit on this criterion.", icon=":material/info:")
         return
-    st.plotly_chart(plots.rater_pair_heatmap(matrix, counts, label=tables.PAIR_MEASURES[measure]), key="rp_fig")
+    ui.figure(plots.rater_pair_heatmap(matrix, counts, label=tables.PAIR_MEASURES[measure]), key="rp_fig")
     st.caption("Rows: annotators, then judges; columns: annotators. Each cell is computed on the units both rated "
                "(n). Weighted kappas give partial credit to near misses (linear or quadratic in the score).")
     ui.download_csv(pairs, file_name="rater_pairs.csv", label="Download every pair (CSV)", key="rp_dl")
@@ -231,10 +236,12 @@ def main() -> None:
         # Only the open tab runs, so each tab's bootstrap is paid for when it is looked at.
         if tab_group.open:
             with tab_group:
-                table = ui.AGREEMENT.result(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
-                                            seed=opts.seed, min_raters=lo, max_raters=hi)
+                table, pending = ui.AGREEMENT.points_first(by=tuple(opts.by), judges=tuple(opts.judges),
+                                                           n_boot=opts.n_boot, seed=opts.seed, min_raters=lo,
+                                                           max_raters=hi)
                 judge = agreement_section(table, units, opts)
-                flags_section(table, opts)
+                if not pending:  # no flag is claimed before the tests have run
+                    flags_section(table, opts)
                 table_section(table)
                 class_distribution_section(units, opts, judge)
         if tab_board.open:
@@ -247,7 +254,9 @@ def main() -> None:
             with tab_pairs:
                 pairs_tab(units, opts)
         ui.sync_url(URL_KEYS)
-    how_to_read()
+    measures_guide()
+    with ui.guard("Computing the intervals"):
+        ui.finish_pending()
 
 
 main()

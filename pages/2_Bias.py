@@ -35,6 +35,7 @@ def header() -> None:
     st.title("Bias: how is the judge biased, and what to do about it?")
     st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
                "the humans, with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
+    ui.how_to_read("bias")
 
 
 def controls(ratings) -> ui.AuditOptions:
@@ -51,10 +52,11 @@ def controls(ratings) -> ui.AuditOptions:
     return ui.AuditOptions(by, judges, n_boot, seed)
 
 
-def findings_section(rep, n_boot: int) -> None:
-    """What is flagged, what to do about it, and which sections the data could not support."""
+def findings_section(rep, n_boot: int, pending: bool) -> None:
+    """What is flagged, what to do about it, and which sections the data could not support (nothing is
+    claimed while the tests are ``pending``: the page shows point estimates until they have run)."""
     st.subheader("What we found")
-    if rep.recommendations.empty:
+    if rep.recommendations.empty and not pending:
         st.success("No bias is flagged for the selected judges." if n_boot else
                    "Set resamples above 0 to test for biases.", icon=":material/check_circle:")
     for r in rep.recommendations.itertuples():
@@ -67,10 +69,14 @@ def findings_section(rep, n_boot: int) -> None:
 def score_distribution_tab(view, y: str, opts: ui.AuditOptions, crit: str) -> None:
     row = opts.by[0] if opts.by else None
     freq = ui.SCORE_FREQUENCIES.result(by=[row] if row else [], judges=opts.judges)
-    st.plotly_chart(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
+    if row:  # one row of bars per group: a few groups at a time
+        levels = tables.levels(freq, row)
+        keep = ui.paginate(levels, key="bi_freq_page", noun=row)
+        freq = freq[freq[row].astype(str).isin(keep)] if len(keep) < len(levels) else freq
+    ui.figure(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
     st.caption("Share of each score. A judge skewed toward the top of the scale has taller bars on the right "
                "than the humans (Hada et al. report this for GPT-4, stronger in low-resource languages).")
-    st.plotly_chart(plots.effect_figure(view, measure="mean_shift", y=y, title="Judge mean minus human mean, "
+    ui.figure(plots.effect_figure(view, measure="mean_shift", y=y, title="Judge mean minus human mean, "
                                         "same items"), key="bi_shift")
     st.caption("Mean shift with its 95% interval; outlined diamonds are significant. Entropy, top-score share and "
                "round-number excess are in 'All numbers'.")
@@ -80,13 +86,13 @@ def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str) -> None
     if "familiarity" in dict(rep.skipped):
         st.info("Needs a 'perplexity' column, or a 'text' column for a local proxy.", icon=":material/info:")
         return
-    st.plotly_chart(plots.effect_figure(view, measure="tau_difference", y=y,
+    ui.figure(plots.effect_figure(view, measure="tau_difference", y=y,
                                         title="Kendall's tau of score vs perplexity: judge minus humans"),
                     key="bi_tau")
     st.caption("Negative: the judge rewards low-perplexity (familiar) text more than humans do. Tau is "
                "computed per criterion, the difference on items both rated.")
     pbs = ui.PERPLEXITY_BY_SCORE.result(judges=opts.judges, n_boot=min(opts.n_boot, 500), seed=opts.seed)
-    st.plotly_chart(plots.perplexity_by_score_figure(pbs, criterion=crit), key="bi_pbs")
+    ui.figure(plots.perplexity_by_score_figure(pbs, criterion=crit), key="bi_pbs")
     st.caption("Stureborg et al.'s Fig. 2: a judge with familiarity bias gives its top scores to texts with "
                "clearly lower perplexity than the texts humans rate top.")
 
@@ -95,7 +101,7 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
     if "anchoring" in dict(rep.skipped):
         st.info("Needs two or more criteria scored on the same items.", icon=":material/info:")
         return
-    st.plotly_chart(plots.effect_figure(view, measure="r_difference", y=opts.by[0] if opts.by else "judge",
+    ui.figure(plots.effect_figure(view, measure="r_difference", y=opts.by[0] if opts.by else "judge",
                                         title="Mean correlation between criteria: judge minus humans"),
                     key="bi_r")
     judges = opts.judges
@@ -104,7 +110,7 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
     corr_judge = st.selectbox("Judge", ui.choice("bi_corr_judge", judges, flagged[0] if flagged else None),
                               key="bi_corr_judge")
     corr = ui.CRITERION_CORRELATIONS.result(judges=judges, n_boot=0, seed=opts.seed)
-    st.plotly_chart(plots.correlation_heatmaps(corr, sources=["humans", *([corr_judge] if corr_judge else [])]),
+    ui.figure(plots.correlation_heatmaps(corr, sources=["humans", *([corr_judge] if corr_judge else [])]),
                     key="bi_corr")
     st.caption("A judge that anchors on the first criterion it scores makes its criteria far more correlated "
                "than humans' (Stureborg et al.: r = 0.979 for GPT-4 against 0.315 for humans).")
@@ -116,13 +122,13 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
                        key="bi_thr")
     cond = ui.CONDITIONAL_DISTRIBUTION.result(given=given, target=target, threshold=float(thr), judges=judges,
                                               n_boot=0, seed=opts.seed)
-    st.plotly_chart(plots.conditional_figure(cond), key="bi_cond")
+    ui.figure(plots.conditional_figure(cond), key="bi_cond")
     st.caption(f"Stureborg et al.'s Fig. 4: the {target} scores when {given} is high vs low. If the judge's "
                "two bar sets differ much more than the humans', its criteria are anchored.")
 
 
 def self_consistency_tab(view, y: str) -> None:
-    st.plotly_chart(plots.effect_figure(view, measure="alpha_difference", y=y,
+    ui.figure(plots.effect_figure(view, measure="alpha_difference", y=y,
                                         title="Krippendorff's alpha across the judge's samples minus humans' "
                                               "inter-annotator alpha"), key="bi_alpha")
     st.caption("Negative: the judge disagrees with itself across repeated samples more than annotators disagree "
@@ -138,6 +144,7 @@ def numbers_tab(results) -> None:
 
 def main() -> None:
     header()
+    ui.url_state(URL_KEYS)
     ratings = ui.require_table("ratings")
     with ui.guard("Running the bias diagnostics"):
         opts = controls(ratings)
@@ -146,8 +153,9 @@ def main() -> None:
                     if tables.judge_names(ratings) else "This dataset has no judge ratings to diagnose.",
                     icon=":material/info:")
             return
-        rep = ui.BIAS.result(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
-        findings_section(rep, opts.n_boot)
+        rep, pending = ui.BIAS.points_first(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
+                                            seed=opts.seed)
+        findings_section(rep, opts.n_boot, pending)
         crits = tables.levels(ratings, "criterion")
         crit = st.selectbox("Criterion", ui.choice("bi_crit", crits), key="bi_crit",
                             help="Shown in every tab; without a breakdown the effect plots list all criteria.")
@@ -155,17 +163,30 @@ def main() -> None:
         view = tables.criterion_view(rep.results, crit, grouped=bool(opts.by))
         y = opts.by[0] if opts.by else "criterion"
         t1, t2, t3, t4, t5 = st.tabs(["Score distribution", "Familiarity", "Anchoring", "Self-consistency",
-                                      "All numbers"])
-        with t1:
-            score_distribution_tab(view, y, opts, crit)
-        with t2:
-            familiarity_tab(rep, view, y, opts, crit)
-        with t3:
-            anchoring_tab(ratings, rep, view, opts, crits)
-        with t4:
-            self_consistency_tab(view, y)
-        with t5:
-            numbers_tab(rep.results)
+                                      "All numbers"], key="bi_tab", on_change="rerun")
+        # Only the open tab runs: its figures are paid for when it is looked at.
+        if t1.open:
+            with t1:
+                score_distribution_tab(view, y, opts, crit)
+        if t2.open:
+            with t2:
+                familiarity_tab(rep, view, y, opts, crit)
+        if t3.open:
+            with t3:
+                anchoring_tab(ratings, rep, view, opts, crits)
+        if t4.open:
+            with t4:
+                self_consistency_tab(view, y)
+        if t5.open:
+            with t5:
+                numbers_tab(rep.results)
+        ui.sync_url(URL_KEYS)
+    with ui.guard("Testing for biases"):
+        ui.finish_pending()
+
+
+#: The controls a reload or a shared link restores (the address bar holds them).
+URL_KEYS = {"bi_tab": str, "bi_crit": str}
 
 
 main()

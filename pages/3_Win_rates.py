@@ -15,7 +15,7 @@ Each section, and the evalcore function that computes what it shows:
   :func:`evalcore.report.plots.forest_figure`, with :func:`evalcore.pairwise.winrate.mean_errors`.
 - :func:`error_curve_tab`: :func:`evalcore.pairwise.winrate.error_curve` (``ui.WINRATE_CURVE``), drawn by
   :func:`evalcore.report.plots.error_curve_figure`.
-- :func:`how_to_read`: what p, k, q0, q1, BWRS, Dawid-Skene and the priors mean.
+- :func:`measures_guide`: what p, k, q0, q1, BWRS, Dawid-Skene and the priors mean.
 """
 
 from dataclasses import dataclass
@@ -67,6 +67,7 @@ def header() -> None:
     st.caption("A judge's raw win rate k is biased whenever the judge makes mistakes: k = p·q0 + (1−p)·(1−q1). "
                "BWRS and a Bayesian Dawid-Skene model estimate the true win rate p from the judges' verdicts and "
                "their accuracies q0, q1 (Gao et al. 2024), with 95% intervals.")
+    ui.how_to_read("winrate")
 
 
 def controls(pairs) -> tuple[Selection, object]:
@@ -126,7 +127,7 @@ def pair_tab(sel: Selection, pair) -> None:
     by_method = {r.method: r for r in results}
     metrics_row(sel, pair, by_method)
     truth = true_win_rate(sel.a, sel.b) if ui.is_sample() else None
-    st.plotly_chart(plots.winrate_density_figure(results, k=pair.k_observed, p_human=pair.p_human, truth=truth),
+    ui.figure(plots.winrate_density_figure(results, k=pair.k_observed, p_human=pair.p_human, truth=truth),
                     key="wr_density")
     if truth is not None:
         st.caption(f"The sample data is simulated: the dotted line is the true p ({truth:.2f}) it was generated "
@@ -188,7 +189,7 @@ def all_pairs_tab(sel: Selection, pairs) -> None:
 
 
 def all_pairs_results(frame) -> None:
-    st.plotly_chart(plots.forest_figure(frame), key="wr_forest")
+    ui.figure(plots.forest_figure(frame), key="wr_forest")
     st.caption("Each row is a pair: the calibrated p (posterior mode) with its 95% interval per method, the "
                "raw judge win rate (×) and, where humans labelled the pair, their win rate (|). Left of the "
                "dotted line the second system is better.")
@@ -224,7 +225,7 @@ def error_curve_tab(sel: Selection, pair) -> None:
                 seed=sel.seed, repeats=repeats)
     if ui.WINRATE_CURVE.ready(**opts) or st.button("Compute the error curve", key="wr_curve_go", type="primary"):
         curve = ui.WINRATE_CURVE.result(**opts)
-        st.plotly_chart(plots.error_curve_figure(curve), key="wr_curve")
+        ui.figure(plots.error_curve_figure(curve), key="wr_curve")
         where = f"over {tables.curve_pairs(curve)} pairs" if every else f"on {sel.a} vs {sel.b}"
         st.caption(f"Mean absolute error {where} of each estimator over the subsets, with ±1 SD bars; "
                    "the dashed grey line is the raw judge win rate's error, which labels cannot change. "
@@ -232,7 +233,7 @@ def error_curve_tab(sel: Selection, pair) -> None:
         ui.download_csv(curve, file_name="error_curve.csv", label="Download the curve", key="wr_dl_curve")
 
 
-def how_to_read() -> None:
+def measures_guide() -> None:
     st.markdown(guide.WIN_RATES)
 
 
@@ -261,7 +262,7 @@ def main() -> None:
                 error_curve_tab(sel, pair)
         if tab_read.open:
             with tab_read:
-                how_to_read()
+                measures_guide()
         ui.sync_url(URL_KEYS)
 
 

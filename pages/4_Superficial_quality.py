@@ -15,7 +15,7 @@ Each section, and the evalcore function that computes what it shows:
   (``ui.LENGTH_CONTROLLED``).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -26,6 +26,8 @@ from evalcore.pointwise import superficial as ps
 from evalcore.report import plots, tables
 
 ALPHAS = [round(0.05 * i, 2) for i in range(21)]
+#: Where the slider opens when cross-validation gives no α.
+OPENING_ALPHA = 0.5
 Q_LABEL = {"superficial": "superficial score (superficial_a / superficial_b)", "length": "length in characters",
            "words": "length in words"}
 
@@ -68,6 +70,7 @@ def header() -> None:
                "instruction. Zhou et al. (2024) subtract a superficial-quality score Q from the judge's score P: "
                "P̂ = Norm(P) − α·Norm(Q), with min-max Norm (the paper prints Normalize inverted; min-max keeps a "
                "higher score higher). Move α to see what the correction does, with 95% item-bootstrap intervals.")
+    ui.how_to_read("superficial")
 
 
 def table_kind(info) -> str:
@@ -86,7 +89,7 @@ def _judges(frame, kind: str) -> list:
     return judges
 
 
-def controls(frame, kind: str) -> Selection | None:
+def controls(frame, kind: str) -> tuple[Selection, object] | None:
     judges = _judges(frame, kind)
     if not judges:
         st.info("No judge in this dataset scores each output (pairwise: columns score_a and score_b, as LLMBar's "
@@ -109,27 +112,34 @@ def controls(frame, kind: str) -> Selection | None:
                      help="What is subtracted: a column of superficial scores, the outputs' length, or (pointwise) "
                           "another judge that rates only fluency and style.")
     by = c3.multiselect("Break down by", ui.choices(f"sq_by_{kind}", segs, default_by), key=f"sq_by_{kind}")
-    st.session_state.setdefault("sq_alpha", 0.5)
-    alpha = st.select_slider("α: how much of the superficial quality to subtract", ALPHAS, key="sq_alpha",
-                             help="0 is the raw judge. The curve below is computed once; moving α only recounts "
-                                  "the verdicts.")
+    slider = st.container()  # the α slider is drawn here once the curve says where to open it
     with st.expander("Options: measure, resamples, seed"):
         o1, o2, o3 = st.columns(3)
         rank = o1.radio("Pointwise measure", ["kendall_tau", "spearman_rho"], key="sq_rank", disabled=kind != RATINGS,
                         format_func={"kendall_tau": "Kendall's tau", "spearman_rho": "Spearman's rho"}.get)
         n_boot = int(o2.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot"))
         seed = int(o3.number_input("Seed", 0, 2**31 - 1, 0, key="sq_seed"))
-    return Selection(kind, judge, q, tuple(by), float(alpha), n_boot, seed, rank)
+    return Selection(kind, judge, q, tuple(by), OPENING_ALPHA, n_boot, seed, rank), slider
 
 
-def curve_section(sel: Selection):
-    table = ui.SUPERFICIAL_CURVE.result(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by, n_boot=sel.n_boot,
-                                        seed=sel.seed)
+def alpha_slider(sel: Selection, slider, table) -> Selection:
+    """The α slider, which opens at the cross-validated α (the median over the groups, on the slider's grid)."""
+    if "sq_alpha" not in st.session_state:
+        cv = tables.superficial_curve(table, by=sel.group, measure=sel.measure)[1]
+        st.session_state["sq_alpha"] = tables.opening_alpha(cv, ALPHAS, default=OPENING_ALPHA)
+    with slider:
+        alpha = st.select_slider("α: how much of the superficial quality to subtract", ALPHAS, key="sq_alpha",
+                                 help="0 is the raw judge; the page opens at the α cross-validation picks. The "
+                                      "curve below is computed once; moving α only recounts the verdicts.")
+    return replace(sel, alpha=float(alpha))
+
+
+def curve_section(sel: Selection, table) -> None:
     curve, cv = tables.superficial_curve(table, by=sel.group, measure=sel.measure)
-    st.plotly_chart(plots.alpha_curve_figure(curve, label=sel.label, alpha=sel.alpha, cv=cv), key="sq_curve")
+    ui.figure(plots.alpha_curve_figure(curve, label=sel.label, alpha=sel.alpha, cv=cv), key="sq_curve")
     st.caption("Each line is a group with its 95% band; the dashed line is the slider's α and the star the α "
-               "chosen by 5-fold cross-validation (on training folds of items; held-out results in the table).")
-    return table
+               "chosen by 5-fold cross-validation (on training folds of items; held-out results in the table). "
+               "The page opens at the cross-validated α (the median over the groups).")
 
 
 def at_alpha_section(sel: Selection, table):
@@ -209,10 +219,14 @@ def main() -> None:
     with ui.guard("Subtracting superficial quality"):
         kind = table_kind(info)
         frame = ui.require_table(kind)
-        sel = controls(frame, kind)
-        if sel is None:
+        picked = controls(frame, kind)
+        if picked is None:
             return
-        table = curve_section(sel)
+        sel, slider = picked
+        table = ui.SUPERFICIAL_CURVE.result(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by, n_boot=sel.n_boot,
+                                            seed=sel.seed)
+        sel = alpha_slider(sel, slider, table)
+        curve_section(sel, table)
         at_alpha_section(sel, table)
         if sel.pairwise:
             flipped_section(sel, frame)

@@ -46,6 +46,7 @@ def header() -> None:
                "verdict when the same two outputs are swapped. Measured on verdicts in both orders (LLMBar asks every "
                "judge both ways), with 95% item-bootstrap intervals; with the judge's probabilities, calibrated by "
                "PriDe (Zheng et al. 2023) and CalibraEval's NOA (Li et al. 2024). " + ui.FLAG_RULE)
+    ui.how_to_read("position")
 
 
 def controls(frame) -> Selection | None:
@@ -79,7 +80,7 @@ def controls(frame) -> Selection | None:
 
 def orders_section(sel: Selection, report) -> None:
     rows = tables.position_rows(report, by=sel.by)
-    st.plotly_chart(plots.position_figure(rows, measures=ORDER_MEASURES), key="pb_orders")
+    ui.figure(plots.position_figure(rows, measures=ORDER_MEASURES), key="pb_orders")
     st.caption("Per judge: how often its verdict survives swapping the two outputs, the share of its decisive "
                "verdicts that go to whichever output is shown first (0.5 is no preference; a diamond is flagged), "
                "and its accuracy against gold in each order and in both. Consistency and accuracy need no "
@@ -112,7 +113,7 @@ def calibration_section(sel: Selection, frame, report) -> None:
         cals = ui.CALIBRATIONS.result(judges=sel.judges, methods=sel.methods, share=sel.share, seed=sel.seed)
         maps = tables.calibration_maps(cals, judge=judge)
         if not maps.empty:
-            st.plotly_chart(plots.calibration_map_figure(maps), key="pb_maps")
+            ui.figure(plots.calibration_map_figure(maps), key="pb_maps")
             st.caption("Each line maps the judge's raw P(\"A\") to the calibrated one; the dotted diagonal is no "
                        "change. A map that sends everything to 0.5 has collapsed (noted in the table).")
         st.download_button("Download the fitted calibrations (JSON)", dumps_calibrations(cals),

@@ -461,8 +461,35 @@ class Workspace:
                             [did, kind, tbl, *meta[kind], len(frame)])
         return did
 
+    def _file_state(self) -> tuple:
+        """What changes whenever anything writes to the workspace: the database file's and its write-ahead
+        log's modification time and size (DuckDB commits to the log, and a checkpoint rewrites the file)."""
+        out = []
+        for f in (self.path, self.path.with_name(self.path.name + ".wal")):
+            try:
+                st = f.stat()
+                out.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
     def list_datasets(self) -> list[DatasetInfo]:
-        """All datasets, newest first."""
+        """All datasets, newest first.
+
+        A page asks for the list a dozen times per run (the sidebar, the current dataset, ...); opening the
+        database each time cost ~50 ms. The list is kept until the workspace files change, which any write,
+        from this process or another (the CLI), does.
+        """
+        state = self._file_state()
+        kept = getattr(self, "_listing", None)
+        if kept is not None and kept[0] == state and state[0] is not None:
+            return list(kept[1])
+        listing = self._list_datasets()
+        if self._file_state() == state:  # nothing was written while reading: the list matches this state
+            self._listing = (state, listing)
+        return list(listing)
+
+    def _list_datasets(self) -> list[DatasetInfo]:
         with self._snapshot() as con:
             rows = con.execute(
                 "SELECT id, name, created, updated, source, preset, status, error FROM datasets "

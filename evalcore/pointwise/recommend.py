@@ -82,7 +82,11 @@ def _evidence(sel: pd.DataFrame) -> str:
     return (f"{len(sel)} flagged result(s); largest: "
             f"{top['measure']} = {top['estimate']:.3f} [{top['ci_low']:.3f}, {top['ci_high']:.3f}]{q_text}"
             + (f" for {top['judge']}" if pd.notna(top["judge"]) else "")
-            + (f", {top['criterion']}" if pd.notna(top["criterion"]) else ""))
+            + (f", {top['criterion']}" if pd.notna(top["criterion"]) else "")
+            # A one-sided test can be significant while the two-sided 95% interval still reaches 0:
+            # say so, rather than let the interval seem to contradict the flag.
+            + ("; its two-sided 95% interval reaches 0, and the flag rests on the one-sided test in the "
+               "harmful direction" if top["ci_low"] <= 0 <= top["ci_high"] else ""))
 
 
 def recommendations(records: pd.DataFrame) -> pd.DataFrame:

@@ -43,3 +43,55 @@ posterior mode more accurate than the mean.
 does; the prior is scaled to a total weight of two labels so that it cannot dominate. It misleads when the
 judges' accuracies differ between the pairs.
                 """
+
+#: Three lines at the top of each page: what to look at first, how to read a number, what a flag means.
+HOW_TO_READ = {
+    "home": (
+        "Load the sample data or upload a file of judge scores and human annotations (one row per judgment, or "
+        "one column per rater); the summary says which analyses it unlocks.",
+        "Each page in the sidebar answers one question: can the judge be trusted (Agreement), how is it biased "
+        "(Bias, Superficial quality, Position bias), what are the corrected numbers (Win rates).",
+        "**Build the HTML report** under the dataset's summary: one file to hand over, with the verdict per judge "
+        "first and the evidence below it.",
+    ),
+    "agreement": (
+        "Compare the judge's row with the humans' row: a judge can stand in for an annotator where it agrees with "
+        "the humans about as well as they agree with each other.",
+        "Every estimate has its 95% interval printed with it and the items behind it (n) in the table; ▼ marks "
+        "a group where the judge agrees significantly less than the humans do (flagged).",
+        "On a skewed scale kappa can be near 0 while percent agreement is high; read percent agreement and "
+        "Gwet's AC1 together (the measures are explained at the bottom of the page).",
+    ),
+    "bias": (
+        "**What we found** lists only the flagged biases, each with what to do about it and the paper behind "
+        "the advice; everything else is shown in the tabs, not flagged.",
+        "In the plots each dot is the judge minus the humans on the same items, with its 95% interval: 0 is no "
+        "bias, a filled diamond is flagged, a hollow grey circle is significant in the harmless direction.",
+        "A flag means the test in the harmful direction stays significant after controlling false discoveries "
+        "at 5% across the whole page.",
+    ),
+    "winrate": (
+        "The raw win rate is the share of items on which the judge prefers the first system; the judge's "
+        "mistakes pull it toward 50%.",
+        "BWRS and Dawid-Skene correct it with a share of the humans' labels (the slider); read the posterior "
+        "mode and its 95% interval, and compare with the humans' own win rate where it is shown.",
+        "The error curve shows how many human labels the correction needs; the explanation of p, k, q0 and q1 "
+        "is at the bottom of the page.",
+    ),
+    "superficial": (
+        "The curve shows how well the judge matches the humans as α, the share of superficial quality "
+        "subtracted from its score, grows from 0 (the raw judge) to 1.",
+        "A curve that rises means the judge rewarded what only looks good; the star is the α that "
+        "cross-validation picks, and the page opens there.",
+        "Trust a gain only where the change's 95% interval in the table excludes 0 and the held-out "
+        "(cross-validated) result agrees.",
+    ),
+    "position": (
+        "Every pair was judged in both orders: a trustworthy judge gives the same verdict either way and sends "
+        "half of its verdicts to the output shown first (0.5).",
+        "Each dot is a share of items with its 95% interval; a first-position preference is flagged only when "
+        "significant after controlling false discoveries at 5%.",
+        "Where the judge gives probabilities, the calibrations (PriDe, CalibraEval) remap them; the before-and-"
+        "after table says whether a calibration removes the preference without costing accuracy.",
+    ),
+}

@@ -34,9 +34,35 @@ AGREEMENT_TITLES = {
 }
 
 
+#: Readable names of the bias measures (Stureborg et al. 2024; Hada et al. 2024).
+BIAS_TITLES = {
+    "mean_shift": "judge mean minus human mean", "tau_difference": "tau(judge) minus tau(humans) with perplexity",
+    "r_difference": "judge's criterion correlation minus humans'",
+    "alpha_difference": "judge's self-consistency alpha minus humans'",
+}
+
+
 def measure_title(measure: str) -> str:
     """A measure's readable name (its code name when it has none)."""
-    return AGREEMENT_TITLES.get(measure, measure.replace("_", " "))
+    return AGREEMENT_TITLES.get(measure) or BIAS_TITLES.get(measure) or measure.replace("_", " ")
+
+
+def _facet_labels(fig: go.Figure) -> go.Figure:
+    """Facet labels as values ('ko', not 'language=ko'); row labels horizontal, right of the panels, with
+    room kept for them (rotated at the figure's edge they were clipped)."""
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    rows = [a for a in fig.layout.annotations if a.textangle == 90]
+    for a in rows:
+        a.update(textangle=0, xanchor="left", x=1.005)
+    if rows:
+        fig.update_layout(margin={"r": 16 + 7 * max(len(a.text) for a in rows)})
+    return fig
+
+
+def _score_axis(fig: go.Figure, scores) -> go.Figure:
+    """Scores as categories in numeric order: one tick per score, none at 2.5 (scores arrive as labels)."""
+    order = sorted({str(v) for v in scores}, key=float)
+    return fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
 
 
 def _fmt(v: float) -> str:
@@ -96,7 +122,8 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
                       "tickformat": ".0%" if measure in RATES else ".1f"},
         ))
         fig.update_layout(title=title, height=max(320, 40 * len(z.index) + 140),
-                          yaxis={"autorange": "reversed", "title": r}, xaxis={"title": c, "side": "top"})
+                          yaxis={"autorange": "reversed", "title": r, "type": "category"},
+                          xaxis={"title": c, "side": "top", "type": "category"})
         return fig
     x = sub[by[0]].astype(str) if by else pd.Series(["all"], index=sub.index)
     err_hi = (sub["ci_high"] - sub["estimate"]).clip(lower=0)
@@ -109,7 +136,8 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
     ))
     fig.update_layout(title=title, height=max(300, 44 * len(x) + 150), margin={"t": 80},
                       xaxis={"title": measure_title(measure), "range": [zmin, zmax]},
-                      yaxis={"title": by[0] if by else "", "autorange": "reversed", "range": [len(x) - 0.4, -0.8]})
+                      yaxis={"title": by[0] if by else "", "autorange": "reversed", "range": [len(x) - 0.4, -0.8],
+                             "type": "category"})
     return fig
 
 
@@ -140,7 +168,8 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
     )
     fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]})<br>%{customdata[1]} units in this class<extra></extra>")
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    _facet_labels(fig)
+    _score_axis(fig, sub["score"])
     fig.update_layout(title="Scores given, by how much the annotators agree on the unit",
                       height=max(360, 170 * n_rows + 180), margin={"t": 130},
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 60 / (170 * n_rows + 140),
@@ -169,7 +198,8 @@ def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = 
                  custom_data=["count"], labels={"share": "share of ratings"})
     fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]} ratings)<extra></extra>")
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    _facet_labels(fig)
+    _score_axis(fig, sub["score"])
     fig.update_layout(title=f"Scores given on {criterion}", height=max(320, 150 * n_rows + 170), margin={"t": 120},
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 40 / (150 * n_rows + 50), "x": 0,
                               "title": {"text": ""}})
@@ -232,7 +262,7 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
                              "color": np.where(opposite, OPPOSITE_COLOR, "#1f2430")},
                     "symbol": np.where(flagged, "diamond", np.where(opposite, "circle-open", "circle"))},
             customdata=np.column_stack([g["ci_low"], g["ci_high"], g["n"], _verdict_text(g, flagged, opposite)]),
-            hovertemplate=f"%{{y}} · {judge}<br>{measure} %{{x:.3f}} [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]"
+            hovertemplate=f"%{{y}} · {judge}<br>{measure_title(measure)} %{{x:.3f}} [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]"
                           "<br>n = %{customdata[2]} items%{customdata[3]}<extra></extra>",
         ))
     for shown, label, marker in (
@@ -246,8 +276,9 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
     if zero:
         fig.add_vline(x=0, line={"color": "#555", "dash": "dot"})
     n = sub[y].nunique()
-    fig.update_layout(title=title or measure.replace("_", " "), height=max(260, 38 * n + 150),
-                      yaxis={"autorange": "reversed", "title": y}, xaxis={"title": measure},
+    fig.update_layout(title=title or measure_title(measure), height=max(260, 38 * n + 150),
+                      yaxis={"autorange": "reversed", "title": y, "type": "category"},
+                      xaxis={"title": measure_title(measure)},
                       legend={"orientation": "h", "yanchor": "top", "y": -60 / max(260, 38 * n + 150) - 0.1, "x": 0},
                       margin={"t": 70, "b": 120})
     return fig
@@ -298,7 +329,8 @@ def conditional_figure(table: pd.DataFrame) -> go.Figure:
                  custom_data=["count", "n"], color_discrete_sequence=["#3b5bdb", "#f08c00"])
     fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]} of %{customdata[1]})<extra></extra>")
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    _facet_labels(fig)
+    _score_axis(fig, sub["score"])
     fig.update_layout(title="The target criterion's scores when the given one is high vs low", height=400,
                       margin={"t": 110}, legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "title": ""})
     return fig

@@ -317,6 +317,22 @@ def superficial_curve(table: pd.DataFrame, *, by: Sequence[str], measure: str) -
     return curve.assign(group=group_label(curve, by)), dict(zip(group_label(cv, by), cv["estimate"]))
 
 
+def opening_alpha(cv: dict, grid: Sequence[float], *, default: float) -> float:
+    """Where the alpha slider opens: the median of the groups' cross-validated alphas, on the slider's ``grid``
+    (``default`` when no group has one); a median halfway between two grid points opens at the smaller alpha.
+
+    >>> opening_alpha({"Natural": 0.3, "Adversarial": 0.62, "all": float("nan")}, [0.0, 0.25, 0.5, 0.75], default=0.5)
+    0.5
+    >>> opening_alpha({}, [0.0, 0.5, 1.0], default=0.5)
+    0.5
+    """
+    vals = [float(v) for v in cv.values() if v == v]
+    if not vals:
+        return default
+    mid = float(np.median(vals))
+    return float(min(grid, key=lambda a: abs(a - mid)))
+
+
 def length_controlled_view(lc: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """One row per system pair: the raw, length-controlled, subtracted (at the slider's ``alpha``) and humans'
     win rates of the first system, each with its interval printed in the cell."""

@@ -9,6 +9,9 @@ Modules
 :mod:`~evalcore.ui.state`
     The workspace, this browser tab's dataset (session state and the URL), the sidebar, the selectors
     that follow the dataset (:func:`choice`, :func:`choices`), :func:`guard`, downloads.
+:mod:`~evalcore.ui.layout`
+    What every page draws the same way: the "how to read this page" lines, figures (with the download
+    format chosen in the sidebar), long groupings a few at a time.
 :mod:`~evalcore.ui.messages`
     The library's error messages as the app shows them (fixes that name app controls, not CLI options).
 :mod:`~evalcore.ui.cache`
@@ -44,12 +47,14 @@ from .analyses import (
     WINRATE_CURVE,
     Analysis,
     comparison_pairs,
+    finish_pending,
     informative_pair,
     pair_data,
     superficial_data,
     unit_filter,
     units,
 )
+from .layout import figure, how_to_read, paginate
 from .messages import app_message
 from .state import (
     FLAG_RULE,
@@ -78,13 +83,15 @@ __all__ = [
     # state
     "FLAG_RULE", "AuditOptions", "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
     "home_link", "is_sample", "no_dataset_message", "page", "require_table", "set_current", "sync_url", "url_state", "workspace",
+    # layout
+    "figure", "how_to_read", "paginate",
     # messages
     "app_message",
     # analyses
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
     "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "LEADERBOARD",
-    "RATER_PAIRS", "REPORT", "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
+    "RATER_PAIRS", "REPORT", "finish_pending", "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",
 ]

@@ -16,10 +16,12 @@ that function is where the statistic is computed and documented.
 
 from __future__ import annotations
 
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import pandas as pd
+import streamlit as st
 
 from ..columns import COMPARISONS, RATINGS
 from . import cache
@@ -77,6 +79,53 @@ class Analysis:
                                   lambda progress: self.compute(data, params, progress), label=label,
                                   stored=self.stored)
         return self.decode(out) if self.decode else out
+
+    def points_first(self, *, budget: float = 1.0, **opts) -> tuple[Any, bool]:
+        """The result with its intervals if they take at most ``budget`` seconds; otherwise the point
+        estimates now (``n_boot=0``) while the intervals go on in the background.
+
+        Returns ``(result, pending)``. When ``pending``, the page draws the point estimates, a note says
+        the intervals and flags follow, and :func:`finish_pending` (last on the page) waits for them under
+        a progress bar and reruns the page. A small dataset thus opens once, complete; a large one shows
+        its numbers at once instead of a progress bar alone.
+        """
+        if not opts.get("n_boot") or self.ready(**opts):
+            return self.result(**opts), False
+        data = current()
+        params = self.params(**opts)
+        job = cache.compute_in_background(data, cache.result_key(self.name, self.version, params),
+                                          lambda progress: self.compute(data, params, progress),
+                                          stored=self.stored)
+        try:
+            out = job.wait(timeout=budget)
+        except FutureTimeout:
+            slot = st.empty()
+            slot.info(f"Point estimates first: the 95% intervals and the flags follow as soon as "
+                      f"{opts['n_boot']:,} resamples are done.", icon=":material/hourglass_top:")
+            st.session_state.setdefault(PENDING, []).append((job, slot))
+            return self.result(**{**opts, "n_boot": 0}), True
+        return (self.decode(out) if self.decode else out), False
+
+
+#: Session key of the results a page showed as point estimates in this run (:meth:`Analysis.points_first`).
+PENDING = "evalcore_pending_analyses"
+
+
+def finish_pending() -> None:
+    """Wait for what this run showed as point estimates (a progress bar where its note was), then rerun the
+    page so that it draws the intervals and flags. Call last on a page."""
+    import time
+
+    pending = st.session_state.pop(PENDING, [])
+    for job, slot in pending:
+        with slot.container():
+            bar = st.progress(job.fraction, text="Resampling for the 95% intervals and the flags...")
+            while not job.done():
+                time.sleep(0.2)
+                bar.progress(job.fraction, text="Resampling for the 95% intervals and the flags...")
+        job.wait()  # its error, if any, is the page's to show
+    if pending:
+        st.rerun()
 
 
 def _names(judges) -> list | None:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -66,8 +68,9 @@ def table(data: Dataset, kind: str) -> pd.DataFrame:
 def _units(path: str, dataset_id: str, stamp: str):
     from ..pointwise.agreement import count_units
 
-    # Per-unit sufficient statistics: built once per dataset, shared by every grouping.
-    return count_units(Workspace(path).load_table(dataset_id, RATINGS))
+    # Per-unit sufficient statistics: built once per dataset, shared by every grouping. From the cached
+    # table (the home page has read it), not the workspace again: that read was most of the first open.
+    return count_units(_table(path, dataset_id, RATINGS, stamp))
 
 
 def units(data: Dataset):
@@ -149,6 +152,72 @@ def _with_spinner(compute: Callable[[Progress], Any], label: str | None) -> Any:
         return compute(lambda f: None)
 
 
+def _remember(data: Dataset, key: str, out: Any, *, stored: bool) -> None:
+    mem = _memory(stored)
+    mem[(data.id, data.stamp, key)] = out
+    while len(mem) > MEMORY_ENTRIES:
+        mem.popitem(last=False)
+
+
+class Background:
+    """A result being computed in a background thread: its progress, and its outcome when done.
+
+    The thread stores the result like :func:`cached_result` does, so a page rerun (or another session)
+    that asks for it later finds it ready even if the session that started it has moved on.
+    """
+
+    def __init__(self, future: Future, progress: list) -> None:
+        self.future, self._progress = future, progress
+
+    @property
+    def fraction(self) -> float:
+        return self._progress[0]
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """The result (re-raising the computation's error), waiting up to ``timeout`` seconds."""
+        return self.future.result(timeout=timeout)
+
+
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalcore-result")
+_RUNNING: dict[tuple, Background] = {}
+_RUNNING_LOCK = threading.Lock()
+
+
+def compute_in_background(data: Dataset, key: str, compute: Callable[[Progress], Any], *,
+                          stored: bool = True) -> Background:
+    """Start computing the result ``key`` in a background thread (or join the thread already computing it,
+    from this session or another), and store it when done."""
+    from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+
+    slot = (data.path, data.id, data.stamp, key)
+    ctx = get_script_run_ctx()
+    with _RUNNING_LOCK:
+        running = _RUNNING.get(slot)
+        if running is not None:
+            return running
+        progress = [0.0]
+
+        def run() -> Any:
+            # Streamlit's caches (the units, the tables) need the session's context in this thread.
+            add_script_run_ctx(threading.current_thread(), ctx)
+            try:
+                out = compute(lambda f: progress.__setitem__(0, min(max(float(f), 0.0), 1.0)))
+                if stored:
+                    workspace_at(data.path).save_result(data.id, key, out, meta={"stamp": data.stamp})
+                _remember(data, key, out, stored=stored)
+                return out
+            finally:
+                with _RUNNING_LOCK:
+                    _RUNNING.pop(slot, None)
+
+        job = Background(_POOL.submit(run), progress)
+        _RUNNING[slot] = job
+        return job
+
+
 def cached_result(data: Dataset, key: str, compute: Callable[[Progress], Any], *,
                   label: Callable[[], str] | None, stored: bool = True) -> Any:
     """The result ``key`` of the dataset: from memory, else from the workspace, else computed.
@@ -169,7 +238,5 @@ def cached_result(data: Dataset, key: str, compute: Callable[[Progress], Any], *
         out = _with_progress(compute, text or "Computing...") if stored else _with_spinner(compute, text)
         if stored:
             ws.save_result(data.id, key, out, meta={"stamp": data.stamp})
-    mem[slot] = out
-    while len(mem) > MEMORY_ENTRIES:
-        mem.popitem(last=False)
+    _remember(data, key, out, stored=stored)
     return out

@@ -25,6 +25,7 @@ from ..data.store import READY, DatasetInfo, Workspace, default_path
 from ..errors import DataError, WorkspaceError
 from . import cache
 from .cache import Dataset
+from .layout import figure_format_control
 from .messages import app_message
 
 _KEY = "evalcore_dataset_id"
@@ -230,41 +231,51 @@ def _switch() -> None:
 def sidebar() -> None:
     """The sidebar every page shares: which dataset this tab has open, and a switcher (this tab only)."""
     with st.sidebar:
-        st.markdown("### Current dataset")
-        ready = _ready()
-        info = current_info()
-        if not ready:
-            st.caption("None yet: load the sample data or upload a file on the home page.")
-            return
-        names = {d.id: d.name for d in ready}
-        # The widget follows this tab's dataset (which other controls may change), and a pick in it
-        # changes this tab's dataset: sync before drawing, act in the callback.
-        st.session_state["sidebar_dataset"] = info.id if info else None
-        st.selectbox("Dataset", list(names), format_func=names.get, key="sidebar_dataset",
-                     placeholder="Choose a dataset", label_visibility="collapsed", on_change=_switch,
-                     help="Changes the dataset of this browser tab only; the link in the address bar keeps it.")
-        if info:
-            for kind, n in info.tables.items():
-                st.caption(f"{TABLE_LABEL[kind].capitalize()}: {n:,} rows")
-            if info.source:
-                st.caption(f"Source: {info.source}")
+        _dataset_panel()
+        st.divider()
+        figure_format_control()
+
+
+def _dataset_panel() -> None:
+    """Which dataset this tab has open, and a switcher (this tab only)."""
+    st.markdown("### Current dataset")
+    ready = _ready()
+    info = current_info()
+    if not ready:
+        st.caption("None yet: load the sample data or upload a file on the home page.")
+        return
+    names = {d.id: d.name for d in ready}
+    # The widget follows this tab's dataset (which other controls may change), and a pick in it
+    # changes this tab's dataset: sync before drawing, act in the callback.
+    st.session_state["sidebar_dataset"] = info.id if info else None
+    st.selectbox("Dataset", list(names), format_func=names.get, key="sidebar_dataset",
+                 placeholder="Choose a dataset", label_visibility="collapsed", on_change=_switch,
+                 help="Changes the dataset of this browser tab only; the link in the address bar keeps it.")
+    if info:
+        for kind, n in info.tables.items():
+            st.caption(f"{TABLE_LABEL[kind].capitalize()}: {n:,} rows")
+        if info.source:
+            st.caption(f"Source: {info.source}")
 
 
 def page(title: str, icon: str = ":material/balance:") -> None:
     """Page config and the shared sidebar; call first on every page."""
     st.set_page_config(page_title=f"{title} · evalcore", page_icon=icon, layout="wide")
+    st.session_state.pop("evalcore_pending_analyses", None)  # an interrupted run's queue (analyses.PENDING)
     sidebar()
 
 
-def _parquet(frame: pd.DataFrame) -> bytes | None:
-    """``frame`` as Parquet bytes, or None when a column has no Parquet type (mixed objects)."""
+def _parquet(frame: pd.DataFrame) -> bytes:
+    """``frame`` as Parquet bytes; a column of mixed objects (no Parquet type) is written as text."""
     import io
 
     buf = io.BytesIO()
     try:
         frame.to_parquet(buf, index=False)
-    except (ValueError, TypeError, NotImplementedError, ImportError):  # pyarrow's errors subclass these
-        return None
+    except (ValueError, TypeError, NotImplementedError):  # pyarrow's errors subclass these
+        mixed = [c for c in frame.columns if frame[c].dtype == object]
+        buf = io.BytesIO()
+        frame.astype({c: "string" for c in mixed}).to_parquet(buf, index=False)
     return buf.getvalue()
 
 
@@ -301,14 +312,16 @@ def sync_url(keys) -> None:
 
 
 def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download CSV", key: str | None = None) -> None:
-    """Downloads of ``frame``: CSV with spreadsheet formulas neutralised, and Parquet (typed, for code)."""
-    st.download_button(label, csv_safe(frame).to_csv(index=False).encode("utf-8"), file_name=file_name,
-                       mime="text/csv", key=key, icon=":material/download:")
-    data = _parquet(frame)
-    if data is not None:
-        st.download_button("… as Parquet", data, file_name=file_name.rsplit(".", 1)[0] + ".parquet",
-                           mime="application/vnd.apache.parquet", key=None if key is None else f"{key}_parquet",
-                           icon=":material/download:", type="tertiary")
+    """Downloads of ``frame``: CSV with spreadsheet formulas neutralised, and Parquet (typed, for code).
+
+    The files are made when a button is clicked, not on every run: on a large table the CSV's formula check
+    alone took seconds per rerun.
+    """
+    st.download_button(label, lambda: csv_safe(frame).to_csv(index=False).encode("utf-8"), file_name=file_name,
+                       mime="text/csv", key=key, icon=":material/download:", on_click="ignore")
+    st.download_button("… as Parquet", lambda: _parquet(frame), file_name=file_name.rsplit(".", 1)[0] + ".parquet",
+                       mime="application/vnd.apache.parquet", key=None if key is None else f"{key}_parquet",
+                       icon=":material/download:", type="tertiary", on_click="ignore")
 
 
 #: The flag rule, as the pages state it (README: "How a result is flagged").

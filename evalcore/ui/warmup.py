@@ -42,6 +42,16 @@ def _warm_agreement() -> threading.Thread:
     return t
 
 
+@st.cache_resource(show_spinner=False)
+def _warm_figures() -> threading.Thread:
+    def load() -> None:
+        from ..report import plots  # noqa: F401  (plotly.express: ~0.6 s to import)
+
+    t = threading.Thread(target=load, name="evalcore-figures-warm-up", daemon=True)
+    t.start()
+    return t
+
+
 def warm_up_winrate() -> None:
     """Start loading the Dawid-Skene sampler in the background (once per server)."""
     if enabled():
@@ -51,13 +61,16 @@ def warm_up_winrate() -> None:
 def warm_up_for_current() -> None:
     """Load what the current dataset's pages will compute with, in the background.
 
-    The landing page calls it: the agreement table's compiled passes when the ratings are large
+    The landing page calls it: plotly's figure code (every page draws with it), the agreement table's
+    compiled passes when the ratings are large
     enough to use them (:data:`evalcore.pointwise.agreement.COMPILED_FROM` rows), and the
     Dawid-Skene sampler when there are system pairs, so that the first table or fit does not
     wait for them.
     """
     from ..pointwise.agreement import COMPILED_FROM
 
+    if enabled():
+        _warm_figures()  # every page draws with plotly
     ratings = current_table(RATINGS)
     if enabled() and ratings is not None and len(ratings) >= COMPILED_FROM:
         _warm_agreement()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
+
 from streamlit.testing.v1 import AppTest
 
 from evalcore.data.ingest import load_samples
@@ -72,3 +74,34 @@ def test_stored_keys_have_the_documented_format():
         '"seed": 1, "ties": "drop"}')
     assert analyses.BIAS.key(by=("language",), judges=("j",), n_boot=5, seed=2) == (
         'bias:v2:{"by": ["language"], "judges": ["j"], "n_boot": 5, "seed": 2}')
+
+
+def _points_first_script() -> None:
+    import streamlit as st
+
+    from evalcore import ui
+
+    opts = dict(by=("language",), judges=None, n_boot=200, seed=0)
+    table, pending = ui.AGREEMENT.points_first(budget=0.0, **opts)  # no time at all: points first
+    history = st.session_state.setdefault("history", [])
+    history.append((pending, bool(table["ci_low"].isna().all())))
+    st.session_state["table"] = table
+    ui.finish_pending()
+
+
+def test_points_first_shows_estimates_then_the_same_intervals_the_library_gives(ws):
+    """Over budget, the page gets the point estimates (no interval, no flag) and, after the background
+    resampling and one rerun, exactly the table the library computes in one go."""
+    from evalcore.pointwise.agreement import agreement, count_units
+
+    ratings = load_samples()["ratings"].frame
+    did = ws.save_dataset("sample ratings", {"ratings": ratings})
+    at = AppTest.from_function(_points_first_script, default_timeout=300)
+    at.query_params["dataset"] = did
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["history"] == [(True, True), (False, False)]
+    expected = agreement(count_units(ratings), by=("language",), n_boot=200, seed=0)
+    got = at.session_state["table"]
+    cols = ["language", "judge", "measure", "estimate", "ci_low", "ci_high", "q_value", "flagged"]
+    pd.testing.assert_frame_equal(got[cols].reset_index(drop=True), expected[cols].reset_index(drop=True))

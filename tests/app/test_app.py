@@ -270,7 +270,8 @@ def test_tables_download_as_csv_and_parquet(ws):
     frame = pd.DataFrame({"judge": ["=cmd|' /C calc'!A0", "b"], "estimate": [0.5, float("nan")]})
     back = pd.read_parquet(io.BytesIO(_parquet(frame)))
     pd.testing.assert_frame_equal(back, frame)  # typed, unaltered (the CSV is the one that neutralises formulas)
-    assert _parquet(pd.DataFrame({"x": [1, "a", 2.5]})) is None  # mixed objects: no Parquet button, no error
+    mixed = pd.read_parquet(io.BytesIO(_parquet(pd.DataFrame({"x": [1, "a", 2.5], "y": [1, 2, 3]}))))
+    assert list(mixed["x"]) == ["1", "a", "2.5"] and list(mixed["y"]) == [1, 2, 3]  # mixed objects become text
     at = _app()
     at.button(key="load_sample").click().run()
     labels = [b.proto.label for b in at.get("download_button")]

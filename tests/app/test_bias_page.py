@@ -21,6 +21,10 @@ def test_bias_page_on_sample(ws):
     assert not at.exception, [e.value for e in at.exception]
     findings = " ".join(w.value for w in at.warning)
     assert "familiar" in findings and "anchoring" in findings and "Judge one criterion per call" in findings
+    # Only the open tab runs: the first one's figures are drawn, the anchoring tab's selector is not.
+    assert at.selectbox(key="bi_crit") and not [w for w in at.selectbox if w.key == "bi_corr_judge"]
+    at.session_state["bi_tab"] = "Anchoring"
+    at.run()
     # The anchoring tab opens on the judge the sample anchors (sample_data/README.md), not the first in the list.
     assert at.selectbox(key="bi_corr_judge").value == "gpt-4/single-call"
     at.multiselect(key="bi_by").set_value([]).run()

@@ -183,6 +183,8 @@ def test_bias_page_after_a_dataset_switch(two_datasets):
     at.number_input(key="bi_boot").set_value(200).run()
     _clean(at)
     assert at.multiselect(key="bi_judges").value
+    at.session_state["bi_tab"] = "Anchoring"  # only the open tab runs
+    at.run()
     at.selectbox(key="bi_given").set_value("OCQ").run()
     _switch(at, other)
     _clean(at)
@@ -190,14 +192,17 @@ def test_bias_page_after_a_dataset_switch(two_datasets):
     assert judges == UNSEEN_JUDGES[:6]  # six judges: all of them
     assert at.selectbox(key="bi_given").value == "coherence"  # OCQ is gone: the first criterion
     assert at.selectbox(key="bi_crit").value in {"coherence", "consistency", "fluency", "helpfulness", "relevance"}
+    assert len(at.get("plotly_chart")) >= 3  # the anchoring tab's figures, drawn for the new dataset
     # The findings are computed for those judges: every judge row of the report is one of them.
+    at.session_state["bi_tab"] = "All numbers"
+    at.run()
+    _clean(at)
     results = at.dataframe[-1].value
     assert set(results["judge"]) - {"(humans)"} == set(judges)
     flagged = [w.value for w in at.warning if "Found for" in w.value]
     no_bias = [s.value for s in at.success if "No bias is flagged" in s.value]
     assert bool(flagged) != bool(no_bias)
     assert bool(flagged) == bool(results["flagged"].any())
-    assert len(at.get("plotly_chart")) >= 3
 
 
 def test_bias_page_with_no_judge_picked_says_so(two_datasets):

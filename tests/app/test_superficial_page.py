@@ -44,15 +44,22 @@ def test_page_without_data_says_what_to_do(ws):
 
 def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monkeypatch):
     did = _sample(ws)
+    frame = _sample_tables()["comparisons"]
+    judge = sorted(set(frame.loc[frame["rater_kind"] == "judge", "rater"].astype(str)))[0]
+    data = sp.superficial_data(frame, judge=judge, q="superficial", by=("subset",))
+    # The page opens at the cross-validated alpha: the median of the subsets' alpha_cv, on the 0.05 grid.
+    table = sp.superficial_table(data, folds=5, n_boot=1000, seed=0)
+    cv = table.loc[table["measure"] == "alpha_cv", "estimate"].astype(float)
+    grid = np.round(np.arange(21) * 0.05, 2)
+    opening = float(grid[np.argmin(np.abs(grid - np.median(cv)))])  # a tie goes to the smaller alpha
     calls = []
     real = sp.alpha_curve
     monkeypatch.setattr(sp, "alpha_curve", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = _page(did)
     assert not at.exception, [e.value for e in at.exception]
-    judge = at.selectbox(key="sq_judge").value
-    frame = _sample_tables()["comparisons"]
-    data = sp.superficial_data(frame, judge=judge, q="superficial", by=("subset",))
-    expected = sp.flips(data, 0.5).set_index("subset")
+    assert at.selectbox(key="sq_judge").value == judge
+    assert at.select_slider(key="sq_alpha").value == pytest.approx(opening)
+    expected = sp.flips(data, opening).set_index("subset")
     shown = at.dataframe[0].value.set_index("subset")
     for subset in ("Adversarial", "Natural"):
         acc = float(shown.loc[subset, "accuracy at alpha"].split()[0])

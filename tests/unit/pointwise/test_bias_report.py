@@ -119,3 +119,16 @@ def test_alpha_sets_the_false_discovery_rate():
 def test_recommendation_evidence_gives_the_q_value(sample_report):
     rec = sample_report.recommendations.set_index("rule")
     assert rec["evidence"].str.contains(r"flagged result\(s\); largest: .* = -?\d\.\d{3} \[.*\], q (?:=|<) ").all()
+
+
+def test_a_flag_whose_two_sided_interval_reaches_zero_says_what_it_rests_on():
+    """One-sided at q <= 0.05 can hold while the two-sided 95% interval still touches 0: the evidence says so."""
+    def rec(lo: float) -> str:
+        rows = pd.DataFrame({"section": "anchoring", "judge": "J", "criterion": "fluency", "measure": "r_difference",
+                             "estimate": 0.08, "ci_low": lo, "ci_high": 0.17, "n": 40, "q_value": 0.04,
+                             "flagged": True, "note": ""}, index=[0])
+        return recommendations(rows).set_index("rule").loc["anchoring", "evidence"]
+
+    assert "r_difference = 0.080 [-0.004, 0.170], q = 0.04 for J, fluency" in rec(-0.004)
+    assert "reaches 0" in rec(-0.004) and "one-sided test in the harmful direction" in rec(-0.004)
+    assert "reaches 0" not in rec(0.01)

@@ -140,6 +140,16 @@ def test_score_share_bars_per_source_and_row(ratings, judges):
     assert plots.score_share_figure(freq, criterion="nope").layout.title.text == "No scores for nope"
 
 
+def test_score_axes_have_one_tick_per_score_in_numeric_order():
+    """A 0-10 scale: every score is a category, 10 after 9 (not after 1), nothing at 2.5."""
+    freq = pd.DataFrame({"criterion": "c", "source": "humans", "score": np.arange(11.0), "share": 1 / 11,
+                         "count": 1})
+    fig = plots.score_share_figure(freq, criterion="c")
+    axes = [fig.layout[a] for a in fig.layout if a.startswith("xaxis")]
+    assert axes and all(ax.type == "category" for ax in axes)
+    assert list(axes[0].categoryarray) == [str(v) for v in range(11)]
+
+
 def test_effect_figure_one_trace_per_source_with_intervals(report):
     res = report.results
     fig = plots.effect_figure(res, measure="mean_shift", y="criterion", title="Judge mean minus human mean")
@@ -152,7 +162,8 @@ def test_effect_figure_one_trace_per_source_with_intervals(report):
     assert len(legend_only) == 1
     assert {t.name for t in fig.data} == set(rows["judge"].fillna("humans"))
     assert fig.layout.title.text == "Judge mean minus human mean"
-    assert fig.layout.xaxis.title.text == "mean_shift" and fig.layout.yaxis.title.text == "criterion"
+    assert fig.layout.xaxis.title.text == "judge mean minus human mean" and fig.layout.yaxis.title.text == "criterion"
+    assert fig.layout.yaxis.type == "category"  # groups are categories, never a numeric axis
     assert sum(len(t.x) for t in fig.data) == len(rows)
     for t in fig.data:
         assert t.error_x.visible and len(t.error_x.array) == len(t.x)
