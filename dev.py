@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
         args = [py, "-m", "streamlit", "run", str(ROOT / "Home.py"), *rest]
         print("dev.py: starting the dashboard; open the URL below and click 'Load the sample data'", flush=True)
         return subprocess.call(args, cwd=ROOT)
-    py = ensure(("test",))
+    py = ensure(("test", "scale"))  # scale: the engine tests (DuckDB, local Spark) run with the suite
     _ensure_chromium()
     start = time.monotonic()
     code = subprocess.call([py, "-m", "pytest", *rest], cwd=ROOT)

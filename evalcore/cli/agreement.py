@@ -9,7 +9,7 @@ import json
 import math
 import sys
 
-from .options import add_audit_args, load_table, records, text_table
+from .options import add_audit_args, add_engine_arg, engine_table, load_table, records, text_table
 
 #: The flag rule in one sentence, as the text output and the README state it.
 RULE = ("LOW = flagged: the judge agrees with humans less than humans agree with each other (pairwise_agreement_gap, "
@@ -20,10 +20,10 @@ RULE = ("LOW = flagged: the judge agrees with humans less than humans agree with
 def _meta_rows(frame, by, args: argparse.Namespace):
     """System- and input-level correlations (:func:`evalcore.pointwise.meta.meta_correlations`), when the
     ratings name the systems; their groups are the criteria and ``by``."""
-    from ..pointwise.meta import meta_correlations
-
     if "system" not in frame.columns:
         return None
+    from ..pointwise.meta import meta_correlations  # scipy: only when there are systems
+
     return meta_correlations(frame, by=[c for c in by if c != "criterion"], judges=args.judge, n_boot=args.boot,
                              seed=args.seed, level=args.level)
 
@@ -54,25 +54,60 @@ def _dump(table) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Agreement per group, as a terminal table or JSON records."""
-    import pandas as pd
+    from ..pointwise.agreement import count_units, filter_units
 
-    from ..pointwise.agreement import agreement, count_units, filter_units
-
+    if getattr(args, "engine", None):
+        return _run_engine(args)
     ing = load_table(args, "ratings")
     units = filter_units(count_units(ing.frame), min_raters=args.min_raters, max_raters=args.max_raters)
     by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.codes]
     if by == ["none"]:
         by = []
-    extra = _extra(ing.frame, by, args)
+    return _output(args, ing.frame, ing.source, units, by)
+
+
+def _run_engine(args: argparse.Namespace) -> int:
+    """``--engine``: the per-unit counts computed where the data is (:mod:`evalcore.scale`); the rest as in memory.
+
+    Only the compressed counts come back, so a folder of Parquet files larger than memory works. The
+    analyses that need every row (``--leaderboard``, ``--pairs``, system-level correlations) are not
+    available there.
+    """
+    from ..errors import DataError
+    from ..pointwise.agreement import filter_units
+    from ..scale.agreement import count_units_engine
+
+    if args.leaderboard or args.pairs:
+        raise DataError("--leaderboard and --pairs need the rows in memory", fix="run them without --engine")
+    table = engine_table(args)
+    by = args.by if args.by is not None else [c for c in ("language", "criterion")
+                                              if c == "criterion" or c in table.columns]
+    if by == ["none"]:
+        by = []
+    units = count_units_engine(table, by=by, judges=args.judge, judge_raters=args.judge_rater)
+    units = filter_units(units, min_raters=args.min_raters, max_raters=args.max_raters)
+    if "system" in table.columns:
+        sys.stderr.write("evalcore: note: the system- and input-level correlations need the rows in memory; "
+                         "run without --engine for them\n")
+    return _output(args, None, args.files[0], units, by)
+
+
+def _output(args: argparse.Namespace, frame, source: str, units, by: list[str]) -> int:
+    """The table of ``units`` (and, for rows in memory, ``--leaderboard``/``--pairs``/meta rows) as text or JSON."""
+    import pandas as pd
+
+    from ..pointwise.agreement import agreement
+
+    extra = _extra(frame, by, args) if frame is not None else None
     if extra is not None:
         if args.json:
             return _dump(extra[1])
-        sys.stdout.write(f"{extra[0]} of {ing.source}; {args.boot} bootstrap resamples (seed {args.seed})\n")
+        sys.stdout.write(f"{extra[0]} of {source}; {args.boot} bootstrap resamples (seed {args.seed})\n")
         sys.stdout.write(text_table(extra[1], undefined="not defined") + "\n")
         return 0
     table = agreement(units, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed, level=args.level,
                       alpha=args.alpha)
-    meta = _meta_rows(ing.frame, by, args)
+    meta = _meta_rows(frame, by, args) if frame is not None else None
     if meta is not None:
         table = pd.concat([table, meta], ignore_index=True)
     if args.json:
@@ -82,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     shown = table.drop(columns=["test", "opposite"]).assign(
         judge=table["judge"].astype(object).where(table["judge"].notna(), "(humans)"), flagged=mark, p_value=table["p_value"].map(fmt),
         q_value=table["q_value"].map(fmt))
-    sys.stdout.write(f"agreement of {ing.source}, grouped by {', '.join(by) or 'nothing'}; "
+    sys.stdout.write(f"agreement of {source}, grouped by {', '.join(by) or 'nothing'}; "
                      f"{args.boot} bootstrap resamples (seed {args.seed})\n")
     if units.unit_filter is not None:
         f = units.unit_filter
@@ -119,4 +154,5 @@ def add_parser(sub) -> None:
     a.add_argument("--pairs", action="store_true",
                    help="instead: Cohen's kappa (plain, linear, quadratic) and percent agreement for every pair "
                         "of annotators and every judge against every annotator")
+    add_engine_arg(a)
     a.set_defaults(func=run)

@@ -60,6 +60,32 @@ def add_audit_args(p: argparse.ArgumentParser, *, by_help: str, judge_help: str,
     p.add_argument("--json", action="store_true", help="print tidy JSON records")
 
 
+def add_engine_arg(p: argparse.ArgumentParser) -> None:
+    """``--engine``: compute the statistics in an engine (:mod:`evalcore.scale`), for data larger than memory."""
+    p.add_argument("--engine", metavar="ENGINE",
+                   help="compute the counts in an engine instead of in memory: duckdb, spark (the master from the "
+                        "usual Spark settings, or spark:MASTER) or an ibis URL (trino://..., bigquery://...); FILE is "
+                        "then a Parquet or CSV file, a folder of Parquet files, or a table of the engine "
+                        "(needs pip install 'evalcore[scale]')")
+
+
+def engine_table(args: argparse.Namespace):
+    """The one input of ``--engine`` as an ibis table on that engine, ``--map`` applied (:mod:`evalcore.scale`)."""
+    from ..scale.engine import connect, read
+
+    if len(args.files) != 1 or args.wide_humans or args.wide_judges or args.preset not in ("auto", "none"):
+        raise DataError("--engine reads one ratings table in the canonical columns (no preset, no wide file)",
+                        fix="give one Parquet or CSV file, a folder of Parquet files or a table; convert other "
+                            "formats with evalcore validate first")
+    table = read(connect(args.engine), args.files[0])
+    mapping = _mapping(args.map)
+    unknown = [c for c in mapping if c not in table.columns]
+    if unknown:
+        raise DataError(f"--map names a column the table lacks: '{unknown[0]}'", column=unknown[0],
+                        fix="choose from: " + ", ".join(table.columns))
+    return table.rename({dst: src for src, dst in mapping.items()}) if mapping else table
+
+
 def load_input(args: argparse.Namespace):
     """The input of a command, read and validated (an :class:`~evalcore.data.ingest.Ingested`)."""
     from ..data.ingest import load

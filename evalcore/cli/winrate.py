@@ -8,10 +8,10 @@ import json
 import sys
 
 from ..errors import DataError
-from .options import add_input_args, load_table, records, text_table
+from .options import add_engine_arg, add_input_args, engine_table, load_table, records, text_table
 
 
-def _print_results(ing, args: argparse.Namespace, prior, results, t0: float) -> None:
+def _print_results(source: str, args: argparse.Namespace, prior, results, t0: float) -> None:
     """The results as a terminal table, then the warnings and the time since ``t0``."""
     import time
 
@@ -19,7 +19,7 @@ def _print_results(ing, args: argparse.Namespace, prior, results, t0: float) -> 
 
     w = sys.stdout.write
     name = {"bwrs": "BWRS", "ds": "Bayesian Dawid-Skene"}[args.method]
-    w(f"calibrated win rates of {ing.source}: {name}, prior {prior.label}, ties {args.ties}, seed {args.seed}\n")
+    w(f"calibrated win rates of {source}: {name}, prior {prior.label}, ties {args.ties}, seed {args.seed}\n")
     w("p = share of items on which system_a is better; k = the judges' raw win rate; "
       "p_human = the humans' own win rate\n\n")
     rows = []
@@ -69,25 +69,92 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seed < 0:
         raise DataError(f"--seed {args.seed} is negative", fix="use a whole number, 0 or more (e.g. --seed 0)")
-    ing = load_table(args, "comparisons")
-    if args.accuracy:
+    engine = getattr(args, "engine", None)
+    ing = None if engine else load_table(args, "comparisons")
+    if args.accuracy and not engine:
         return _run_accuracy(args, ing)
     prior = wr.parse_prior(args.prior)
     if args.boot_samples < 100:
         raise DataError(f"--samples {args.boot_samples} is too few", fix="use at least 100 (default 10000)")
     t0 = time.perf_counter()
-    kw = dict(method=args.method, prior=prior, ties=args.ties, judges=args.judge, seed=args.seed,
+    kw = dict(method=args.method, prior=prior, ties=args.ties, seed=args.seed,
               n_samples=args.boot_samples, chains=args.chains, draws=args.draws, tune=args.draws)
-    if args.pair:
-        results = [wr.estimate(ing.frame, args.pair[0], args.pair[1], **kw)]
+    if engine:
+        results = _run_engine(args, prior, kw)
+    elif args.pair:
+        results = [wr.estimate(ing.frame, args.pair[0], args.pair[1], judges=args.judge, **kw)]
     else:
-        results = wr.estimate_all(ing.frame, baseline=args.baseline, **kw)
+        results = wr.estimate_all(ing.frame, baseline=args.baseline, judges=args.judge, **kw)
     if args.json:
         json.dump([r.to_record() for r in results], sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
-    _print_results(ing, args, prior, results, t0)
+    _print_results(args.files[0] if engine else ing.source, args, prior, results, t0)
     return 0
+
+
+def _engine_pair(data: dict, system_a: str, system_b: str):
+    """The pair ``(system_a, system_b)`` of the engine's data, oriented so; the in-process message otherwise."""
+    from ..pairwise.pairs import NotApplicable
+
+    pair = data.get(frozenset((system_a, system_b)))
+    if pair is None or system_a == system_b:
+        names = "; ".join(f"{d.system_a} vs {d.system_b}" for d in data.values())
+        raise NotApplicable(f"no comparisons of {system_a} against {system_b}", fix=f"pick one of: {names}")
+    return pair if pair.system_a == system_a else pair.flipped()
+
+
+def _engine_todo(data: dict, args: argparse.Namespace, prior) -> list[tuple[str, str]]:
+    """The pairs to fit, oriented, as :func:`evalcore.pairwise.winrate.estimate_all` chooses them."""
+    from ..pairwise.pairs import NotApplicable
+
+    if args.pair:
+        _engine_pair(data, args.pair[0], args.pair[1])
+        return [(args.pair[0], args.pair[1])]
+    todo = []
+    for d in data.values():
+        a, b = d.system_a, d.system_b
+        if args.baseline is not None:
+            if args.baseline not in (a, b):
+                continue
+            a, b = (b, a) if a == args.baseline else (a, b)
+        if prior.kind == "ood" and {a, b} == set(prior.ood):
+            continue
+        todo.append((a, b))
+    if not todo:
+        raise NotApplicable(f"no pair includes {args.baseline}" if args.baseline else "no system pairs to compare",
+                            fix="pick a baseline that appears in system_a or system_b")
+    return todo
+
+
+def _run_engine(args: argparse.Namespace, prior, kw: dict) -> list:
+    """``--engine``: each pair's verdict patterns counted where the data is (:mod:`evalcore.scale.pairwise`),
+    expanded into items (:func:`evalcore.pairwise.pairs.pair_from_patterns`) and fitted by the same
+    :func:`evalcore.pairwise.winrate.estimate`. Only the counts come back; ties are dropped (a coin flip per
+    item needs the items' order, which engines do not have)."""
+    from ..pairwise import winrate as wr
+    from ..scale.pairwise import engine_pair_data
+
+    if args.accuracy:
+        raise DataError("--accuracy needs the rows in memory (its interval is an item bootstrap)",
+                        fix="run evalcore winrate FILE --accuracy without --engine")
+    if args.ties != "drop":
+        raise DataError(f"--ties {args.ties} needs the rows in memory (a seeded coin flip per item in file order)",
+                        fix="use --ties drop (the default) with --engine, or run without --engine")
+    data = {frozenset((d.system_a, d.system_b)): d for d in engine_pair_data(engine_table(args))}
+    ood_pair = _engine_pair(data, *prior.ood) if prior.kind == "ood" else None
+    results = []
+    for a, b in _engine_todo(data, args, prior):
+        pair = _engine_pair(data, a, b)
+        if args.judge is not None and not args.pair:
+            use = [j for j in args.judge if j in pair.judges]
+            if not use:
+                continue
+            pair = wr.select_judges(pair, use)
+        else:
+            pair = wr.select_judges(pair, args.judge)
+        results.append(wr.estimate(None, a, b, pair=pair, ood_pair=ood_pair, **kw))
+    return results
 
 
 def add_parser(sub) -> None:
@@ -126,4 +193,5 @@ def add_parser(sub) -> None:
     a.add_argument("--boot", type=int, default=1000, metavar="N",
                    help="item-bootstrap resamples of the accuracy interval (default 1000; 0: none)")
     a.add_argument("--level", type=float, default=0.95, help="level of the accuracy interval (default 0.95)")
+    add_engine_arg(w)
     w.set_defaults(func=run)

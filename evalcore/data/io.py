@@ -4,11 +4,17 @@
 the file's own column names, every cell as it was (text columns stay text, so ids such
 as ``007`` keep their zeros). It detects the format from the content as well as the
 name, the text encoding (UTF-8, UTF-8 with BOM, UTF-16, Latin-1/cp1252) and the
-delimiter. Anything wrong raises :class:`~evalcore.errors.DataError` with the fix.
+delimiter. Files compressed with gzip, zstd or bzip2 (``.csv.gz``, ``.tsv.zst``,
+``.parquet.bz2``, ...) are decompressed first, by their first bytes as well as their name,
+within the same size limit. Clean UTF-8 CSV/TSV is parsed by :mod:`pyarrow.csv` (typed,
+multi-threaded); anything unusual (other encodings, blank or ragged lines, an odd header)
+falls back to the :func:`pandas.read_csv` path, which gives the same frame and the messages.
+Anything wrong raises :class:`~evalcore.errors.DataError` with the fix.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io as _io
 import json
@@ -47,6 +53,13 @@ _MAGIC = [
     (b"SQLite format 3", None, "an SQLite database"),
 ]
 FIX_FORMAT = "export the data as CSV, TSV, JSON Lines, JSON (a list of records), Parquet or Excel"
+#: Compressions read transparently: (name, first bytes, file name endings).
+_COMPRESSIONS = (
+    ("gzip", b"\x1f\x8b", (".gz", ".gzip")),
+    ("zstd", b"\x28\xb5\x2f\xfd", (".zst", ".zstd")),
+    ("bzip2", b"BZh", (".bz2",)),
+)
+_CHUNK = 1 << 20  # decompress this many input bytes at a time
 
 
 def max_file_bytes() -> int:
@@ -87,7 +100,134 @@ def _check_size(size: int, name: str, limit: int | None) -> None:
         )
 
 
+def compression(data: bytes, name: str = "") -> str | None:
+    """``'gzip'``, ``'zstd'`` or ``'bzip2'`` when ``data`` is compressed that way, else None.
+
+    Decided by the first bytes (a ``.gz`` that is plain text is read as plain text); the
+    name only says which inner name to use (see :func:`inner_name`).
+    """
+    for kind, magic, _ in _COMPRESSIONS:
+        if data.startswith(magic):
+            # 'BZh' could start a text file: a bzip2 stream goes on with the block size and a block magic.
+            if kind == "bzip2" and not (data[3:4] in b"123456789" and data[4:10] in (
+                    b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")):
+                continue
+            return kind
+    return None
+
+
+def inner_name(name: str) -> str:
+    """The name without a compression ending (``x.csv.gz`` -> ``x.csv``), used to detect the format inside."""
+    low = name.lower()
+    for _, _, ends in _COMPRESSIONS:
+        for end in ends:
+            if low.endswith(end) and len(name) > len(end):
+                return name[: -len(end)]
+    return name
+
+
+def _too_large_inflated(name: str, limit: int) -> FileTooLargeError:
+    return FileTooLargeError(
+        f"decompresses to more than the {format_size(limit)} limit",
+        file=name,
+        fix="set EVALCORE_MAX_FILE_MB to a larger number of megabytes before starting evalcore, "
+            "or convert the file to Parquet, which is several times smaller",
+    )
+
+
+def _inflate_stdlib(data: bytes, kind: str, limit: int, name: str) -> list[bytes]:
+    """gzip or bzip2 with the standard library, several members/streams in a row, at most ``limit + 1`` bytes."""
+    import bz2
+    import zlib
+
+    def make():
+        return zlib.decompressobj(wbits=31) if kind == "gzip" else bz2.BZ2Decompressor()
+
+    out: list[bytes] = []
+    total, pos, dec = 0, 0, make()
+    view = memoryview(data)
+    pending = b""  # input the decompressor has not consumed yet (zlib hands it back)
+    while True:
+        room = limit + 1 - total
+        if kind == "gzip":
+            feed = pending or view[pos:pos + _CHUNK]
+            if not pending:
+                pos += len(feed)
+            chunk = dec.decompress(feed, room)
+            pending = dec.unconsumed_tail
+        else:
+            feed = b"" if not dec.needs_input else view[pos:pos + _CHUNK]
+            if dec.needs_input:
+                pos += len(feed)
+            chunk = dec.decompress(feed, room)
+        out.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _too_large_inflated(name, limit)
+        if dec.eof:
+            rest = bytes(dec.unused_data) + bytes(view[pos:])
+            if not rest.strip(b"\x00"):  # trailing zero padding, as gzip tools allow
+                return out
+            if compression(rest) != kind:
+                raise ValueError("trailing garbage after the compressed data")
+            view, pos, pending, dec = memoryview(rest), 0, b"", make()
+        elif pos >= len(view) and not pending and (kind == "gzip" or dec.needs_input) and not chunk:
+            raise ValueError("the compressed data ends early")
+
+
+def _inflate_zstd(data: bytes, limit: int, name: str) -> list[bytes]:
+    """zstd through pyarrow's codec (no extra dependency), at most ``limit + 1`` bytes."""
+    import pyarrow as pa
+
+    out: list[bytes] = []
+    total = 0
+    with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
+        while True:
+            chunk = stream.read(min(_CHUNK * 8, limit + 1 - total))
+            if not chunk:
+                return out
+            out.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise _too_large_inflated(name, limit)
+
+
+def decompress(data: bytes, *, name: str = "the file", limit: int | None = None) -> bytes:
+    """``data`` decompressed when it is gzip, zstd or bzip2 (see :func:`compression`), else ``data`` itself.
+
+    Decompression streams and stops as soon as the output passes ``limit`` (default
+    :func:`max_file_bytes`), so a decompression bomb costs at most the limit in memory.
+
+    Raises
+    ------
+    FileTooLargeError
+        When the decompressed data is larger than ``limit``.
+    DataError
+        When the compressed data is damaged or cut short.
+    """
+    kind = compression(data)
+    if kind is None:
+        return data
+    limit = max_file_bytes() if limit is None else limit
+    try:
+        parts = _inflate_zstd(data, limit, name) if kind == "zstd" else _inflate_stdlib(data, kind, limit, name)
+    except FileTooLargeError:
+        raise
+    except Exception as exc:  # zlib.error, OSError, EOFError, ArrowInvalid: a damaged archive
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"could not be decompressed as {kind} ({detail})", file=name,
+                        fix="check that the file was copied completely, or decompress it yourself and choose "
+                            "the file inside") from None
+    return b"".join(parts)
+
+
 def _read_bytes(source: str | Path | bytes, name: str | None, limit: int | None) -> tuple[bytes, str]:
+    """The file's bytes (decompressed) and its name for messages."""
+    data, name = _read_raw(source, name, limit)
+    return decompress(data, name=name, limit=limit), name
+
+
+def _read_raw(source: str | Path | bytes, name: str | None, limit: int | None) -> tuple[bytes, str]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         name = name or "the upload"
@@ -110,13 +250,22 @@ def _read_bytes(source: str | Path | bytes, name: str | None, limit: int | None)
 def sniff_format(data: bytes, name: str) -> str:
     """The file's format from its first bytes, falling back to its extension.
 
+    Compressed data (gzip, zstd, bzip2) is decompressed and its content sniffed; the name's
+    compression ending is ignored (``x.tsv.gz`` is named like TSV).
+
     Raises
     ------
     DataError
         For empty files and for binary files that are not Excel or Parquet
         (e.g. an image renamed ``.csv``).
     """
-    if not data.strip(b" \t\r\n\x00\xef\xbb\xbf\xff\xfe"):
+    return _sniff(decompress(data, name=name) if compression(data) else data, name)
+
+
+def _sniff(data: bytes, name: str) -> str:
+    """:func:`sniff_format` of data that is already decompressed (a compressed file inside is refused)."""
+    blank = b" \t\r\n\x00\xef\xbb\xbf\xff\xfe"
+    if not data[:4096].strip(blank) and not data.strip(blank):  # the prefix first: no copy of a big file
         raise DataError("is empty", file=name, fix="choose the file that holds the judgments")
     if data.startswith(b"PK\x03\x04"):
         # .xlsx is a zip archive; so is a .zip of CSV files, which is not a workbook.
@@ -136,7 +285,7 @@ def sniff_format(data: bytes, name: str) -> str:
                 return fmt
             fix = "decompress it (e.g. gunzip) and choose the file inside" if "archive" in what else FIX_FORMAT
             raise DataError(f"is not a data table: it looks like {what}", file=name, fix=fix)
-    ext = _EXT.get(Path(name).suffix.lower())
+    ext = _EXT.get(Path(inner_name(name)).suffix.lower())
     if ext in ("excel", "parquet"):
         # Named like a binary format but does not start like one.
         raise DataError(f"is named like {'an Excel' if ext == 'excel' else 'a Parquet'} file but is not one",
@@ -335,7 +484,106 @@ def _extra_fields(frame: pd.DataFrame, text: str, name: str, sep: str, header: l
     )
 
 
+#: A string column as :func:`pandas.read_csv` with ``dtype=str`` makes it (pyarrow-backed, NaN for missing).
+_STR = pd.StringDtype("pyarrow", na_value=np.nan)
+_FAST_HEAD = 1 << 16  # bytes decoded to sniff the delimiter and read the header on the fast path
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # control characters other than \t \n \f \r
+
+
+def _arrow_delimited(data: bytes, name: str, fmt: str, delimiter: str | None) -> pd.DataFrame | None:
+    """The frame :func:`_read_delimited` would return, parsed by :mod:`pyarrow.csv`; None when unsure.
+
+    The fast path covers the common file: UTF-8 (a BOM is fine), a delimiter that is detected
+    or given and agrees with the header, no blank lines before the header, a header of two or
+    more distinct non-empty names, and every row as wide as the header. Anything else (another
+    encoding, ragged or blank lines, a parse error, an odd header) returns None and the pandas
+    path reads the file, so that every message and every edge case stays exactly as it was.
+    """
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    if start == 0 and _bom_or_utf16(data) is not None:
+        return None
+    if b"\x00" in data[:8192]:
+        return None
+    size = _FAST_HEAD
+    while True:
+        # The slow path sniffs the first 200 lines of the text: decode a prefix that holds them all.
+        # Strictly (the header is not checked by pyarrow), except that a prefix may end inside a character.
+        raw_head = data[start:start + size]
+        whole = start + size >= len(data)
+        try:
+            text = codecs.getincrementaldecoder("utf-8")().decode(raw_head, final=whole)
+        except UnicodeDecodeError:
+            return None
+        lines = text.splitlines()
+        if whole or len(lines) > 200:
+            break
+        size *= 4
+    if text.startswith("\ufeff") or not text.strip():
+        return None
+    if _CONTROL.search(text, 0, 8192):
+        return None
+    try:
+        forced = normalize_delimiter(delimiter, name=name)
+    except DataError:
+        return None
+    preferred = "\t" if fmt == "tsv" else ","
+    sniffed = sniff_delimiter(text if whole else "\n".join(lines[:200]), preferred=preferred)
+    sep = forced or sniffed or preferred
+    if forced is None and sniffed and sniffed != preferred and fmt == "tsv":
+        return None  # the slow path adds a note
+    if not lines or not lines[0].strip():
+        return None  # blank lines above the header: the slow path counts them
+    header = _header_fields(text, sep)
+    if header != _header_fields(lines[0], sep) or len(header) < 2:
+        return None  # a header over several lines, or one column
+    names = [h.strip() for h in header]
+    if any(not h for h in names) or len(set(names)) != len(names) or len(set(header)) != len(header):
+        return None
+    quoted = data.find(b'"') >= 0
+    if quoted and data.count(b'"') % 2:
+        return None  # a quote opened but never closed: pandas names the row, pyarrow would read on to the end
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(pa.py_buffer(data)[start:] if start else pa.py_buffer(data)),
+            read_options=pcsv.ReadOptions(use_threads=True, column_names=header, skip_rows=1),
+            # Without a quote in the file no value can hold a line break: the parser may split blocks freely.
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char='"', double_quote=True, escape_char=False,
+                                            newlines_in_values=quoted, ignore_empty_lines=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types={h: pa.large_string() for h in header}, null_values=_NA, strings_can_be_null=True,
+                quoted_strings_can_be_null=True, check_utf8=True),
+        )
+    except Exception:  # ArrowInvalid (ragged rows, bad UTF-8, an unclosed quote) and the like
+        return None
+    if table.num_rows == 0:
+        return None
+    # Rows whose every field is empty are not judgments (the pandas path drops them too).
+    keep = None
+    if all(col.null_count for col in table.columns):
+        import pyarrow.compute as pc
+
+        empty = pc.is_null(table.column(0))
+        for col in table.columns[1:]:
+            empty = pc.and_(empty, pc.is_null(col))
+        keep = ~np.asarray(empty.to_numpy(zero_copy_only=False), dtype=bool)
+        if not keep.any():
+            return None
+    frame = table.to_pandas(types_mapper=lambda t: _STR if t == pa.large_string() else None)
+    rows = np.arange(len(frame)) + 2
+    if keep is not None and not keep.all():
+        frame, rows = frame.loc[keep].reset_index(drop=True), rows[keep]
+    frame.columns = names
+    frame.attrs["row_numbers"] = rows
+    return frame
+
+
 def _read_delimited(data: bytes, name: str, fmt: str, delimiter: str | None) -> tuple[pd.DataFrame, list[str]]:
+    fast = _arrow_delimited(data, name, fmt, delimiter)
+    if fast is not None:
+        return fast, []
     text = _decode(data, name)
     notes: list[str] = []
     if not text.strip():
@@ -594,6 +842,8 @@ def read_table(
     ----------
     source
         A path, or the bytes of an upload (then give ``name``, used for the format and in messages).
+        Either may be compressed with gzip, zstd or bzip2 (:func:`decompress`); the size limit then
+        applies to the compressed and to the decompressed size.
     name
         The file name shown in messages; defaults to the path's name.
     sheet
@@ -612,7 +862,7 @@ def read_table(
         them into the row number of each record, for messages.
     """
     data, name = _read_bytes(source, name, max_bytes)
-    fmt = sniff_format(data, name)
+    fmt = _sniff(data, name)
     if fmt in ("csv", "tsv"):
         frame, notes = _read_delimited(data, name, fmt, delimiter)
         first = 2
@@ -637,7 +887,8 @@ def read_table(
         rows = np.asarray(rows, dtype=np.int64)
         first = int(rows[0])
         # Only the gaps are kept (small, and plain ints: attrs must stay cheap to copy and compare).
-        skipped = tuple(int(r) for r in np.setdiff1d(np.arange(rows[0], rows[-1] + 1), rows))
+        if rows[-1] - rows[0] + 1 != len(rows):  # no gap in the common case: skip the set difference
+            skipped = tuple(int(r) for r in np.setdiff1d(np.arange(rows[0], rows[-1] + 1), rows))
     frame = frame.reset_index(drop=True)
     frame.attrs.update({"format": fmt, "file": name, "first_row": first, "skipped_rows": skipped,
                         "notes": list(notes)})

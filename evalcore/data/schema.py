@@ -16,10 +16,13 @@ message that names the file, the row or column, and the fix.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -101,6 +104,148 @@ _HTML = re.compile(r"<\s*/?\s*[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?>|&[a-zA-Z]+;|&#\
 
 def _squash(name: object) -> str:
     return re.sub(r"[^0-9a-z]+", "_", str(name).strip().lower()).strip("_")
+
+
+# --------------------------------------------------------------------------- column codes
+# Validation and the summary look at a million-row column through its distinct values: the
+# column is factorised once (codes + distinct values, as pandas.factorize), every string
+# operation runs on the few distinct values, and the answer is taken back by code. Within
+# one validate/summarize call (or a shared_codes() block) a column's factorisation is reused.
+
+_MEMO: ContextVar[dict | None] = ContextVar("evalcore_schema_codes", default=None)
+
+
+@contextmanager
+def shared_codes() -> Iterator[None]:
+    """Reuse each column's factorisation inside the block (validate, summarize, analyses of one frame).
+
+    The memo holds the columns it describes and is dropped when the block ends.
+    """
+    if _MEMO.get() is not None:
+        yield
+        return
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _memo_get(key: tuple) -> object | None:
+    memo = _MEMO.get()
+    hit = memo.get(key[1:]) if memo is not None else None
+    return hit[1] if hit is not None and hit[0] is key[0] else None
+
+
+def _memo_put(key: tuple, value: object) -> None:
+    memo = _MEMO.get()
+    if memo is not None:
+        memo[key[1:]] = (key[0], value)  # keeps the keyed object alive, so its id is not reused
+
+
+def _data_of(s: pd.Series) -> object | None:
+    """What identifies a column's contents: its Arrow data (immutable, and shared by the frames that
+    reorder or subset columns of one another); None for other columns, which are not memoised."""
+    return getattr(s.array, "_pa_array", None)
+
+
+def _factorize(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``pandas.factorize(s)`` (codes, -1 for missing; distinct values in order of first appearance), memoised."""
+    arr = _data_of(s)
+    if arr is None:
+        return pd.factorize(s)
+    key = (arr, "codes", id(arr))
+    hit = _memo_get(key)
+    if hit is None:
+        hit = _factorize_runs(s, arr) or pd.factorize(s)
+        _memo_put(key, hit)
+    return hit  # type: ignore[return-value]
+
+
+def _factorize_runs(s: pd.Series, data) -> tuple[np.ndarray, pd.Index] | None:
+    """``pandas.factorize(s)`` from the first row of each run of equal values; None when runs are short.
+
+    An export sorted by item repeats each ``item_id`` on consecutive rows: factorising one row per
+    run and repeating its code is exact and hashes a fraction of the strings.
+    """
+    import pyarrow.compute as pc
+
+    n = len(data)
+    probe = min(n, 4096)
+    if n < 4096 or _run_starts(pc, data.slice(0, probe), probe).size > probe // 4:
+        return None
+    starts = _run_starts(pc, data, n)
+    if starts.size > n // 4:
+        return None
+    codes, uniques = pd.factorize(s.iloc[starts])
+    # int32: half the fresh memory of pandas' codes (first touches of memory are costly in a new process).
+    return np.repeat(codes.astype(np.int32), np.diff(np.append(starts, n))), uniques
+
+
+def _run_starts(pc, data, n: int) -> np.ndarray:
+    """Rows where a new run of equal values starts (a missing value starts its own run)."""
+    same = pc.fill_null(pc.equal(data.slice(1), data.slice(0, n - 1)), False).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(np.concatenate(([True], ~np.asarray(same, dtype=bool))))
+
+
+def _remember(s: pd.Series, codes: np.ndarray, uniques: pd.Index) -> pd.Series:
+    """Record ``s``'s factorisation (known from the column it was derived from) and return ``s``."""
+    arr = _data_of(s)
+    if arr is not None:
+        _memo_put((arr, "codes", id(arr)), (codes, uniques))
+    return s
+
+
+def _same_codes(new: pd.Series, old: pd.Series) -> pd.Series:
+    """``new``, which holds ``old``'s values in another dtype, with ``old``'s factorisation if it is known."""
+    arr = _data_of(old)
+    hit = _memo_get((arr, "codes", id(arr))) if arr is not None else None
+    if hit is not None:
+        codes, uniques = hit  # type: ignore[misc]
+        _remember(new, codes, pd.Index(pd.array(uniques, dtype=new.dtype)))
+    return new
+
+
+def _distinct_pairs(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> np.ndarray:
+    """The distinct ``a * nb + b`` of codes ``a`` in [0, na) and ``b`` in [0, nb): counted in a table when it
+    is small, hashed otherwise."""
+    pair = a.astype(np.int64) * nb + b
+    if na * nb <= 4 * len(pair) + 1024:
+        return np.flatnonzero(np.bincount(pair, minlength=na * nb))
+    return pd.unique(pair)
+
+
+def _is_text(s: pd.Series) -> bool:
+    """A string column (CSV/TSV cells): its distinct values stand for it in string operations.
+
+    Object columns (JSON, Excel) are left to the element-wise path: factorising would merge
+    values such as ``1`` and ``True`` whose text differs.
+    """
+    return isinstance(s.dtype, pd.StringDtype)
+
+
+def _by_code(values: np.ndarray, codes: np.ndarray, missing: object) -> np.ndarray:
+    """``values[codes]`` with ``missing`` where the code is -1."""
+    return np.append(values, np.asarray([missing], dtype=values.dtype))[codes]
+
+
+def _take_text(uniques: pd.Series, codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """The column whose row i is ``uniques[codes[i]]`` (missing for -1), with ``uniques``'s dtype."""
+    return pd.Series(uniques.array.take(codes, allow_fill=True), index=index, name=uniques.name)
+
+
+def _strip_text(s: pd.Series) -> pd.Series:
+    """``s.astype("string").str.strip()``, computed on the distinct values of a string column."""
+    if not _is_text(s):
+        return s.astype("string").str.strip()
+    codes, uniq = _factorize(s)
+    u = pd.Series(uniq.array).astype("string")
+    stripped = u.str.strip()
+    if bool((stripped == u).all()):  # nothing to strip (the usual case): the column as it is
+        return _remember(s.astype("string"), codes, pd.Index(stripped.array))
+    out = _take_text(stripped, codes, s.index).rename(s.name)
+    new, merged = pd.factorize(stripped)  # ' a' and 'a' are one value now
+    return _remember(out, _by_code(new.astype(codes.dtype), codes, -1), merged)
 
 
 # --------------------------------------------------------------------------- mapping
@@ -357,12 +502,29 @@ def _row_of(frame: pd.DataFrame, mask: pd.Series) -> int | None:
 
 
 def _blank(s: pd.Series) -> pd.Series:
-    return s.isna() | (s.astype("string").str.strip() == "").fillna(True)
+    """Empty cells: missing, or only whitespace."""
+    if not _is_text(s):
+        return s.isna() | (s.astype("string").str.strip() == "").fillna(True)
+    codes, uniq = _factorize(s)
+    blank = (pd.Series(uniq.array).astype("string").str.strip() == "").fillna(True).to_numpy(dtype=bool)
+    return pd.Series(_by_code(blank, codes, True), index=s.index)
 
 
 def _norm_words(s: pd.Series, words: Mapping[str, Sequence[str]]) -> pd.Series:
     lookup = {w: k for k, ws in words.items() for w in ws}
-    # Map distinct values only: the column may have millions of rows but a handful of values.
+    if _is_text(s):
+        # Map distinct values only: the column may have millions of rows but a handful of values.
+        codes, uniq = _factorize(s)
+        mapped = _map_words(pd.Series(uniq.array, dtype=object), lookup)
+        if mapped.dtype == s.dtype and not mapped.isna().any() and (mapped.to_numpy() == uniq.to_numpy()).all():
+            return s.rename(s.name)  # already the canonical words (the usual case): nothing to map
+        new, merged = pd.factorize(mapped)  # 'Human' and 'human' are one value now
+        out = _take_text(mapped, codes, s.index).rename(s.name)
+        return _remember(out, _by_code(new.astype(codes.dtype), codes, -1), merged)
+    return _map_words(s, lookup)
+
+
+def _map_words(s: pd.Series, lookup: Mapping[str, str]) -> pd.Series:
     key = s.astype("string").str.strip().str.lower()
     uniq = pd.Series(pd.unique(key.dropna()))
     # A number read as a float (Excel, Parquet, JSON with gaps) reads '1.0': look up '1'.
@@ -402,6 +564,33 @@ def decimal_comma(values: Iterable[object]) -> bool:
     return True
 
 
+def _numeric_text(raw: pd.Series, *, file: str, col: str, notes: list[str] | None) -> pd.Series | None:
+    """A string column as floats by :func:`decimal_comma`'s rule, computed on its distinct values.
+
+    None when a value is not a number or the comma is ambiguous: the element-wise path in
+    :func:`_numeric` then finds the row and words the message.
+    """
+    codes, uniq = _factorize(raw)
+    text = pd.Series(uniq.array).astype("string").str.strip()
+    try:
+        comma = decimal_comma(pd.unique(text.dropna()))
+    except ValueError:
+        return None
+    if comma:
+        commas = text[text.str.contains(",", regex=False).fillna(False)]
+        plain = commas[~commas.str.fullmatch(_THOUSANDS)]
+        example = (plain if len(plain) else commas).iloc[0]
+        text = text.str.replace(",", ".", regex=False)
+    values = pd.to_numeric(text, errors="coerce").astype(float).to_numpy()
+    blank = (text.str.strip() == "").fillna(True).to_numpy(dtype=bool)
+    if (np.isnan(values) & ~blank).any():
+        return None
+    if comma and notes is not None:
+        notes.append(f"{file}, column '{col}': decimal commas were read as decimal points "
+                     f"('{example}' is {example.replace(',', '.')}).")
+    return pd.Series(_by_code(values, codes, np.nan), index=raw.index, name=raw.name)
+
+
 def _numeric(
     frame: pd.DataFrame, col: str, *, file: str, what: str, fix: str, allow_missing: bool = True,
     labels_fix: str | None = None, notes: list[str] | None = None,
@@ -414,7 +603,10 @@ def _numeric(
     raw = frame[col]
     if pd.api.types.is_bool_dtype(raw):
         return raw.astype(float)
-    if pd.api.types.is_numeric_dtype(raw):
+    fast = _numeric_text(raw, file=file, col=col, notes=notes) if _is_text(raw) else None
+    if fast is not None:
+        out = fast
+    elif pd.api.types.is_numeric_dtype(raw):
         out = raw.astype(float)
     else:
         text = raw.astype("string").str.strip()
@@ -474,18 +666,24 @@ def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
         s = frame[col]
         if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
             continue
-        text = s.astype("string")
-        if text.isna().all():
+        if _is_text(s):
+            uniq = pd.Series(_factorize(s)[1].array, dtype="string")  # the distinct values, in order
+        else:
+            text = s.astype("string")
+            uniq = pd.Series(pd.unique(text.dropna()), dtype="string")
+        if not len(uniq):
             continue
-        uniq = pd.Series(pd.unique(text.dropna()), dtype="string")
-        # A number like "-1" starts with "-" but is not a formula.
-        is_num = pd.to_numeric(uniq, errors="coerce").notna()
-        formula = uniq[uniq.str.match(_FORMULA).fillna(False) & ~is_num]
-        html = uniq[uniq.str.contains(_HTML).fillna(False)]
+        # Only values holding one of the characters can match (a quick test in Arrow first); a number
+        # like "-1" starts with "-" but is not a formula.
+        starts = uniq[uniq.str.contains(r"[=+\-@\t\r]").fillna(False)]
+        starts = starts[starts.str.match(_FORMULA).fillna(False)]
+        formula = starts[pd.to_numeric(starts, errors="coerce").isna()]
+        html = uniq[uniq.str.contains(r"[<&]").fillna(False)]
+        html = html[html.str.contains(_HTML).fillna(False)]
         for found, what in ((formula, "formula"), (html, "html")):
             if not len(found):
                 continue
-            hit = text.isin(found).fillna(False)
+            hit = s.astype("string").isin(found).fillna(False)
             n = int(hit.sum())
             row = _row_of(frame, hit)
             example = str(found.iloc[0])[:30]
@@ -533,7 +731,7 @@ def _check_ids(df: pd.DataFrame, file: str) -> None:
             )
         if pd.api.types.is_float_dtype(df[col]) and (df[col] == df[col].round()).all():
             df[col] = df[col].astype("int64")  # 7.0 -> "7", the id the user sees
-        df[col] = df[col].astype("string").str.strip()
+        df[col] = _strip_text(df[col])
 
 
 def rater_kinds(values: pd.Series) -> pd.Series:
@@ -561,10 +759,14 @@ def _check_rater_kind(df: pd.DataFrame, file: str) -> None:
             file=file, column="rater_kind", row=_row_of(df, bad),
             fix="write 'human' for annotators and 'judge' for LLM evaluators",
         )
-    df["rater_kind"] = kind.astype("string")
-    mixed = df.groupby("rater", sort=False)["rater_kind"].nunique()
-    if (mixed > 1).any():
-        r = mixed[mixed > 1].index[0]
+    df["rater_kind"] = _same_codes(kind.astype("string"), kind)
+    rc, ru = _factorize(df["rater"])
+    kc, ku = _factorize(df["rater_kind"])
+    # Distinct (rater, kind) pairs: a rater in more than one is marked both ways.
+    pairs = _distinct_pairs(rc, len(ru), kc, len(ku))
+    per_rater = np.bincount(pairs // len(ku), minlength=len(ru))
+    if (per_rater > 1).any():
+        r = ru[int(np.flatnonzero(per_rater > 1)[0])]
         raise DataError(
             f"rater '{r}' is marked both human and judge",
             file=file, column="rater_kind", row=_row_of(df, df["rater"] == r),
@@ -574,8 +776,12 @@ def _check_rater_kind(df: pd.DataFrame, file: str) -> None:
 
 def _check_scores(df: pd.DataFrame, file: str, notes: list[str]) -> pd.DataFrame:
     """Ratings: the criterion (default 'overall') and numeric scores; rows without a score are left out."""
-    df["criterion"] = df["criterion"].astype("string").str.strip().fillna("overall")
-    df.loc[df["criterion"] == "", "criterion"] = "overall"
+    crit = _strip_text(df["criterion"])
+    codes, uniq = _factorize(crit)
+    if (codes < 0).any() or (uniq == "").any():
+        crit = crit.fillna("overall")
+        crit.loc[crit == ""] = "overall"
+    df["criterion"] = crit
     df["score"] = _numeric(
         df, "score", file=file, what="score",
         fix="use numbers for scores (e.g. 1-5), or leave the cell empty if there is no judgment",
@@ -678,7 +884,24 @@ def _check_comparisons(df: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[
 
 def _check_duplicates(df: pd.DataFrame, key: list[str], file: str, fix_dup: str) -> None:
     """No two rows are the same judgment (same ``key``); the message names both rows."""
-    dup = df.duplicated(subset=key, keep=False)
+    # One integer per row for the key (the columns' codes combined): hashing ints, not strings.
+    factors = [_factorize(df[k]) for k in key]
+    widths = [len(uniq) + 1 for _, uniq in factors]
+    small = int(np.prod(np.asarray(widths, dtype=float))) < 2**31
+    combined, span = np.zeros(len(df), dtype=np.int32 if small else np.int64), 1  # combined < span
+    for (codes, _), width in zip(factors, widths):
+        if span * width >= 2**62:  # renumber before the product overflows
+            combined = pd.factorize(combined)[0].astype(np.int64)
+            span = int(combined.max(initial=0)) + 1
+        combined *= width
+        combined += codes
+        combined += 1
+        span *= width
+    if span < 4 * len(df) + 1024:  # count in a table: no hashing
+        counts = np.bincount(combined, minlength=span)
+        dup = pd.Series(counts[combined] > 1 if counts.max(initial=0) > 1 else False, index=df.index)
+    else:
+        dup = pd.Series(combined, index=df.index).duplicated(keep=False)
     if dup.any():
         # The first duplicated row and the first other row with the same key (not just the
         # next duplicated row, which may belong to another judgment).
@@ -697,7 +920,7 @@ def _check_duplicates(df: pd.DataFrame, key: list[str], file: str, fix_dup: str)
 
 def _check_both_kinds(df: pd.DataFrame, file: str) -> None:
     """At least one human row and one judge row."""
-    kinds = set(df["rater_kind"].unique())
+    kinds = set(_factorize(df["rater_kind"])[1])
     if HUMAN not in kinds or JUDGE not in kinds:
         lacking = HUMAN if HUMAN not in kinds else JUDGE
         raise DataError(
@@ -709,14 +932,40 @@ def _check_both_kinds(df: pd.DataFrame, file: str) -> None:
         )
 
 
+def _reorder(df: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
+    """``df.iloc[order]``; a string column whose codes are known is rebuilt from its distinct values.
+
+    Gathering a million strings from all over a big column is slow; gathering them from a column's
+    few distinct values (by the reordered codes) gives the same column faster.
+    """
+    cols, known = {}, {}
+    for c in df.columns:
+        s = df[c]
+        arr = _data_of(s)
+        hit = _memo_get((arr, "codes", id(arr))) if arr is not None and _is_text(s) else None
+        if hit is None:
+            cols[c] = s.array.take(order)
+        else:
+            codes, uniques = hit  # type: ignore[misc]
+            known[c] = (codes[order], uniques)
+            cols[c] = uniques.array.take(known[c][0], allow_fill=True)
+    out = pd.DataFrame(cols, index=df.index[order], columns=df.columns, copy=False)
+    out.attrs = copy.deepcopy(df.attrs)  # as iloc does
+    for c, (codes, uniques) in known.items():  # the summary counts the reordered columns again
+        _remember(out[c], codes, uniques)
+    return out
+
+
 def _canonical_layout(df: pd.DataFrame, table: str) -> pd.DataFrame:
     """Ratings grouped by item; the row numbers dropped; canonical columns first, in their order."""
     if table == RATINGS:
         # Each item's judgments together, items in order of first appearance (a stable sort keeps each
         # item's rows in file order): how a long table reads, and what agreement.count_units counts fastest.
-        codes = pd.factorize(df["item_id"])[0]
+        codes = _factorize(df["item_id"])[0]
         if len(codes) > 1 and (np.diff(codes) < 0).any():
-            df = df.iloc[np.argsort(codes, kind="stable")]
+            # Stable sorts of 16-bit keys are radix sorts in numpy: use them when the items allow.
+            keys = codes.astype(np.uint16) if int(codes.max()) < 2**16 else codes
+            df = _reorder(df, np.argsort(keys, kind="stable"))
     df = df.drop(columns=[ROW]).reset_index(drop=True)
     order = [c for c in column_names(table) if c in df.columns]
     return df[order + [c for c in df.columns if c not in order]]
@@ -747,6 +996,11 @@ def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the 
         table = detect_table(frame.columns)
     if table not in TABLES:
         raise DataError(f"unknown table '{table}'", file=file, fix="use 'ratings' or 'comparisons'")
+    with shared_codes():
+        return _validate(frame, table, file)
+
+
+def _validate(frame: pd.DataFrame, table: str, file: str) -> Validated:
     if len(frame) == 0:
         raise DataError("has no data rows", file=file, fix="add at least one judgment below the header")
     notes: list[str] = []
@@ -796,15 +1050,48 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _n_unique(frame: pd.DataFrame, col: str) -> int:
-    return int(frame[col].nunique()) if col in frame.columns else 0
+    return len(_factorize(frame[col])[1]) if col in frame.columns else 0
+
+
+def _is_kind(frame: pd.DataFrame, kind: str) -> np.ndarray:
+    """Rows whose ``rater_kind`` is ``kind`` (a boolean array), from the column's codes."""
+    codes, uniq = _factorize(frame["rater_kind"])
+    key = (codes, "is_kind", id(codes), kind)
+    hit = _memo_get(key)
+    if hit is None:
+        where = np.flatnonzero(np.asarray(uniq == kind, dtype=bool))
+        hit = np.isin(codes, where) if len(where) > 1 else codes == (where[0] if len(where) else -2)
+        _memo_put(key, hit)
+    return hit.copy()  # type: ignore[union-attr]
 
 
 def _max_per_item(frame: pd.DataFrame, kind: str) -> int:
-    sub = frame[frame["rater_kind"] == kind]
-    if sub.empty:
+    """The most distinct raters of ``kind`` on one item (and criterion)."""
+    key = (frame, "max_per_item", id(frame), kind)
+    hit = _memo_get(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    mask = _is_kind(frame, kind)
+    if not mask.any():
         return 0
-    keys = ["item_id"] + (["criterion"] if "criterion" in sub.columns else [])
-    return int(sub.groupby(keys, sort=False)["rater"].nunique().max())
+    keys = ["item_id"] + (["criterion"] if "criterion" in frame.columns else [])
+    group = np.zeros(len(frame), dtype=np.int64)
+    for k in keys:  # one code per (item, criterion); groupby leaves out missing keys
+        codes, uniq = _factorize(frame[k])
+        mask &= codes >= 0
+        group = group * (len(uniq) + 1) + codes
+    rc, ru = _factorize(frame["rater"])
+    mask &= rc >= 0
+    if not mask.any():
+        return 0
+    group = group[mask]
+    if int(group.max()) > 4 * len(frame):  # sparse group numbers: renumber them before counting
+        group = pd.factorize(group)[0].astype(np.int64)
+    n_groups = int(group.max()) + 1
+    pairs = _distinct_pairs(group, n_groups, rc[mask], len(ru))  # distinct (group, rater)
+    out = int(np.bincount(pairs // len(ru)).max())
+    _memo_put(key, out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -833,16 +1120,23 @@ def _two_humans(df: pd.DataFrame) -> list[str]:
 
 
 def _judge_and_human(df: pd.DataFrame) -> list[str]:
-    j = set(df.loc[df["rater_kind"] == JUDGE, "item_id"].unique())
-    h = set(df.loc[df["rater_kind"] == HUMAN, "item_id"].unique())
-    return [] if j & h else ["judge and human judgments of the same items"]
+    codes, uniq = _factorize(df["item_id"])
+    key = (codes, "judge_and_human", id(codes))
+    both = _memo_get(key)
+    if both is None:
+        seen = [np.zeros(len(uniq) + 1, dtype=bool) for _ in range(2)]
+        for marks, kind in zip(seen, (JUDGE, HUMAN)):
+            marks[codes[_is_kind(df, kind)]] = True  # code -1 (a missing id) marks the spare last slot
+        both = bool((seen[0] & seen[1])[:-1].any())
+        _memo_put(key, both)
+    return [] if both else ["judge and human judgments of the same items"]
 
 
 def _repeats(df: pd.DataFrame) -> list[str]:
     if "sample" not in df.columns:
         return ["column 'sample' (repeat index of a judge's samples)"]
-    j = df[df["rater_kind"] == JUDGE]
-    return [] if (j["sample"].nunique() >= 2) else ["a judge sampled at least twice per item (column 'sample')"]
+    j = df["sample"][_is_kind(df, JUDGE)]
+    return [] if (j.nunique() >= 2) else ["a judge sampled at least twice per item (column 'sample')"]
 
 
 def _multi_criteria(df: pd.DataFrame) -> list[str]:
@@ -855,8 +1149,7 @@ def _familiarity(df: pd.DataFrame) -> list[str]:
 
 
 def _both_orders(df: pd.DataFrame) -> list[str]:
-    j = df[df["rater_kind"] == JUDGE]
-    ok = "swapped" in j.columns and j["swapped"].nunique() == 2
+    ok = "swapped" in df.columns and df["swapped"][_is_kind(df, JUDGE)].nunique() == 2
     return [] if ok else ["column 'swapped' with judge verdicts in both presentation orders"]
 
 
@@ -882,7 +1175,7 @@ def _item_q(df: pd.DataFrame) -> list[str]:
 
 
 def _human_verdicts(df: pd.DataFrame) -> list[str]:
-    return [] if (df["rater_kind"] == HUMAN).any() else ["human verdicts (rater_kind=human)"]
+    return [] if _is_kind(df, HUMAN).any() else ["human verdicts (rater_kind=human)"]
 
 
 ANALYSES: tuple[Analysis, ...] = (
@@ -895,7 +1188,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("by_language", "Everything broken down by language", RATINGS, "column 'language'",
              _cols("language")),
     Analysis("score_distribution", "Score distribution, scale use and round-number bias", RATINGS,
-             "judge scores", lambda df: [] if (df["rater_kind"] == JUDGE).any() else ["judge rows"]),
+             "judge scores", lambda df: [] if _is_kind(df, JUDGE).any() else ["judge rows"]),
     Analysis("familiarity", "Familiarity bias (score vs perplexity)", RATINGS,
              "column 'perplexity' (or 'text')", _familiarity),
     Analysis("anchoring", "Anchoring across criteria", RATINGS, "2+ criteria scored per item",
@@ -931,13 +1224,11 @@ def analyses(frame: pd.DataFrame, *, table: str) -> pd.DataFrame:
         are listed as unavailable with the table they need.
     """
     rows = []
-    for a in ANALYSES:
-        if a.table != table:
-            missing = [f"a {a.table} table ({a.needs})"]
-        else:
-            missing = a.check(frame)
-        rows.append({"analysis": a.name, "title": a.title, "table": a.table,
-                     "available": not missing, "missing": "; ".join(missing)})
+    with shared_codes():
+        for a in ANALYSES:
+            missing = [f"a {a.table} table ({a.needs})"] if a.table != table else a.check(frame)
+            rows.append({"analysis": a.name, "title": a.title, "table": a.table,
+                         "available": not missing, "missing": "; ".join(missing)})
     return pd.DataFrame(rows)
 
 
@@ -978,19 +1269,32 @@ class Summary:
 def _levels(frame: pd.DataFrame, col: str) -> tuple[str, ...]:
     if col not in frame.columns:
         return ()
-    return tuple(sorted(map(str, frame[col].dropna().unique())))
+    return tuple(sorted(map(str, _factorize(frame[col])[1])))
 
 
-def summarize(frame: pd.DataFrame, *, table: str) -> Summary:
-    """Counts of a validated table and the names of the analyses it unlocks."""
-    av = analyses(frame, table=table)
+def _n_raters(frame: pd.DataFrame, kind: str) -> int:
+    codes, uniq = _factorize(frame["rater"])
+    codes = codes[_is_kind(frame, kind)]
+    return int(np.count_nonzero(np.bincount(codes[codes >= 0], minlength=len(uniq))))
+
+
+def summarize(frame: pd.DataFrame, *, table: str, available: pd.DataFrame | None = None) -> Summary:
+    """Counts of a validated table and the names of the analyses it unlocks.
+
+    ``available`` is :func:`analyses` of the same frame when the caller has it already.
+    """
+    with shared_codes():
+        return _summarize(frame, table, analyses(frame, table=table) if available is None else available)
+
+
+def _summarize(frame: pd.DataFrame, table: str, av: pd.DataFrame) -> Summary:
     systems = sorted(set(_levels(frame, "system_a")) | set(_levels(frame, "system_b")))
     return Summary(
         table=table,
         rows=int(len(frame)),
         items=_n_unique(frame, "item_id"),
-        human_raters=int(frame.loc[frame["rater_kind"] == HUMAN, "rater"].nunique()),
-        judges=int(frame.loc[frame["rater_kind"] == JUDGE, "rater"].nunique()),
+        human_raters=_n_raters(frame, HUMAN),
+        judges=_n_raters(frame, JUDGE),
         criteria=_levels(frame, "criterion"),
         languages=_levels(frame, "language"),
         tasks=_levels(frame, "task"),
@@ -1002,6 +1306,6 @@ def summarize(frame: pd.DataFrame, *, table: str) -> Summary:
 
 __all__ = [
     "ANALYSES", "Analysis", "COLUMNS", "ROW", "Summary", "Validated", "WideSpec", "analyses",
-    "apply_mapping", "csv_safe", "decimal_comma", "detect_table", "rater_kinds", "suggest_mapping", "suggest_wide",
-    "summarize", "validate", "wide_to_long",
+    "apply_mapping", "csv_safe", "decimal_comma", "detect_table", "rater_kinds", "shared_codes", "suggest_mapping",
+    "suggest_wide", "summarize", "validate", "wide_to_long",
 ]

@@ -43,7 +43,8 @@ from ..stats import root_seed, safe_div
 
 __all__ = [
     "TIES", "VERDICTS", "INVALID", "NotApplicable", "PairData", "Counts", "pairs", "pair_data", "label_mask",
-    "accuracy_counts", "invalid_mask", "votes", "rater_verdicts", "human_labels",
+    "accuracy_counts", "invalid_mask", "votes", "rater_verdicts", "human_labels", "pair_from_patterns",
+    "select_judges",
 ]
 
 TIES = ("drop", "random")
@@ -339,6 +340,79 @@ def label_mask(pair: PairData, ratio: float, *, seed: int) -> np.ndarray:
     mask = np.zeros(pair.n_items, dtype=bool)
     mask[order[:m]] = True
     return mask
+
+
+def pair_from_patterns(system_a: str, system_b: str, judges: Sequence[str], verdicts: np.ndarray,
+                       human: np.ndarray, counts: np.ndarray, *, n_items: int | None = None,
+                       ties: str = "drop") -> PairData:
+    """A :class:`PairData` rebuilt from distinct verdict patterns and their counts.
+
+    Why: an engine (:func:`evalcore.scale.pairwise.verdict_patterns`) returns only the counts of the
+    distinct patterns, never the rows. BWRS and Dawid-Skene depend on the data only through those
+    counts, so expanding each pattern into as many items as it counts gives them exactly the data the
+    in-process path gives: the same fitting code runs, not a second copy of the models. The expansion
+    costs one byte per item and judge and nine per item (the judgments' rows, texts and raters are
+    never loaded).
+
+    Parameters
+    ----------
+    system_a, system_b, judges
+        The pair and its judges (the columns of ``verdicts``).
+    verdicts
+        Patterns x judges: 0 (A wins), 1 (B wins), -1 (no verdict).
+    human
+        Per pattern, the humans' label 0 / 1, or -1.
+    counts
+        Per pattern, how many items show it.
+    n_items
+        The pair's items, when more items than the patterns count exist (items without any
+        verdict or label, which engines leave out); they are added as empty rows (all -1).
+    ties
+        Recorded on the result; the patterns must already have their ties settled.
+
+    Returns
+    -------
+    PairData
+        Items in pattern order, each pattern's items together; ``item_ids`` are their positions
+        (the items' own ids do not come back from the engine). ``judge_ties`` and ``human_ties``
+        are not in the patterns (a tie is already a missing verdict or label there): they are set
+        to 0, and no estimate reads them.
+    """
+    if ties not in TIES:
+        raise DataError(f"unknown tie handling '{ties}'", fix="use " + " or ".join(TIES))
+    v = np.asarray(verdicts, dtype=np.int8).reshape(len(counts), len(judges))
+    h = np.asarray(human, dtype=np.int8).reshape(len(counts))
+    w = np.asarray(counts, dtype=np.int64)
+    if (w < 0).any():
+        raise DataError("a verdict pattern has a negative count", fix="give the counts of the patterns")
+    v, h = np.repeat(v, w, axis=0), np.repeat(h, w)
+    extra = 0 if n_items is None else int(n_items) - len(h)
+    if extra < 0:
+        raise DataError(f"the patterns count {len(h)} items, more than the pair's {n_items}",
+                        fix="give the pair's number of items, or none")
+    if extra:
+        v = np.concatenate([v, np.full((extra, len(judges)), -1, dtype=np.int8)])
+        h = np.concatenate([h, np.full(extra, -1, dtype=np.int8)])
+    return PairData(system_a=str(system_a), system_b=str(system_b), judges=tuple(judges),
+                    item_ids=np.arange(len(h)), verdicts=v, human=h, ties=ties,
+                    judge_ties=(0,) * len(judges), human_ties=0)
+
+
+def select_judges(pair: PairData, judges: Sequence[str] | None) -> PairData:
+    """``pair`` with only ``judges``' verdicts, in the order given, as :func:`pair_data` selects them.
+
+    Why: data collected once for all judges (e.g. from an engine) answer a ``--judge`` choice with the
+    same checks and order as :func:`pair_data`. ``judges=None`` keeps every judge.
+
+    Raises
+    ------
+    NotApplicable
+        A judge that did not judge the pair, or a pair without any judge.
+    """
+    use = _judges_to_use(list(pair.judges), judges, pair.system_a, pair.system_b)
+    idx = [pair.judges.index(j) for j in use]
+    jt = tuple(pair.judge_ties[i] for i in idx) if len(pair.judge_ties) == len(pair.judges) else ()
+    return replace(pair, judges=use, verdicts=pair.verdicts[:, idx], judge_ties=jt)
 
 
 @dataclass(frozen=True)

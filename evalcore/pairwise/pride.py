@@ -31,7 +31,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import softmax
 
 from ..errors import DataError
 
@@ -72,6 +71,8 @@ class PrideCalibration:
         p = np.asarray(p, dtype=float)
         prior = np.log(np.array([self.prior_a, 1.0 - self.prior_a]) + _EPS)
         logits = np.stack([np.log(p + _EPS), np.log(1.0 - p + _EPS)], axis=-1) - prior
+        from scipy.special import softmax  # here, not at import: the CLI's start-up does not need scipy
+
         return softmax(logits, axis=-1)[..., 0]
 
     def to_dict(self) -> dict:
@@ -101,6 +102,8 @@ def item_priors(p0, p2) -> np.ndarray:
     """
     p0, p2 = np.asarray(p0, dtype=float), np.asarray(p2, dtype=float)
     obs = np.stack([np.stack([p0, 1 - p0], axis=-1), np.stack([p2, 1 - p2], axis=-1)], axis=1)  # items x perm x ID
+    from scipy.special import softmax  # here, not at import: the CLI's start-up does not need scipy
+
     obs = obs / (obs.sum(axis=-1, keepdims=True) + _EPS)
     return softmax(np.log(obs + _EPS).mean(axis=1), axis=-1)
 

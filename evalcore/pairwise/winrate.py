@@ -71,13 +71,14 @@ from .bwrs import bwrs
 from .dawid_skene import dawid_skene, dawid_skene_reference, is_compiled, warm_up
 from .pairs import (
     INVALID, TIES, VERDICTS, Counts, NotApplicable, PairData, accuracy_counts, human_labels, invalid_mask, label_mask,
-    pair_data, pairs, rater_verdicts, votes,
+    pair_data, pair_from_patterns, pairs, rater_verdicts, select_judges, votes,
 )
 from .result import JudgeAccuracy, WinRate, summarize_samples
 
 __all__ = [
     "TIES", "VERDICTS", "INVALID", "METHODS", "NotApplicable", "Prior", "PairData", "Counts", "JudgeAccuracy",
-    "WinRate", "parse_prior", "pairs", "pair_data", "label_mask", "accuracy_counts", "invalid_mask", "votes",
+    "WinRate", "parse_prior", "pairs", "pair_data", "pair_from_patterns", "select_judges", "label_mask",
+    "accuracy_counts", "invalid_mask", "votes",
     "rater_verdicts", "human_labels", "INVALID_HANDLING", "judge_accuracy", "closest_pair", "orient_like",
     "bwrs", "dawid_skene", "dawid_skene_reference", "estimate", "estimate_all", "error_curve",
     "summarize_samples", "warm_up", "is_compiled", "results_frame", "judges_table", "mean_errors",
@@ -224,9 +225,11 @@ def mean_errors(frame: pd.DataFrame) -> pd.Series:
 # --------------------------------------------------------------------------- one call
 
 
-def _ood_counts(comparisons: pd.DataFrame, prior: Prior, judges: Sequence[str], *, ties: str, seed: int) -> Counts:
+def _ood_counts(comparisons: pd.DataFrame | None, prior: Prior, judges: Sequence[str], *, ties: str, seed: int,
+                other: PairData | None = None) -> Counts:
     a2, b2 = prior.ood
-    other = pair_data(comparisons, a2, b2, ties=ties, seed=seed)
+    if other is None:
+        other = pair_data(comparisons, a2, b2, ties=ties, seed=seed)
     if other.n_human == 0:
         raise NotApplicable(f"the pair {a2} vs {b2} has no human labels, so it cannot set a prior",
                             fix="pick a pair with human labels for ood:A2,B2")
@@ -235,12 +238,15 @@ def _ood_counts(comparisons: pd.DataFrame, prior: Prior, judges: Sequence[str], 
 def estimate(comparisons: pd.DataFrame, system_a: str, system_b: str, *, method: str = "ds",
              prior: Prior | str = "none", ties: str = "drop", judges: Sequence[str] | None = None, seed: int = 0,
              n_samples: int = 10_000, chains: int = 4, draws: int = 1000, tune: int = 1000,
-             pair: PairData | None = None) -> WinRate:
+             pair: PairData | None = None, ood_pair: PairData | None = None) -> WinRate:
     """Calibrated win rate of ``system_a`` over ``system_b`` with one method and one prior.
 
     ``prior`` is a :class:`Prior` or its text (``none``, ``ratio:R``, ``ood:A2,B2``). The
     in-distribution subset is :func:`label_mask` with ``seed``, so the same seed and ratio
-    always use the same items. Pass ``pair`` to reuse collected data.
+    always use the same items. Pass ``pair`` to reuse collected data, and ``ood_pair`` (the
+    prior's pair, oriented as the prior names it) with an ``ood`` prior: with both, ``comparisons``
+    is not read and may be None. That is how data collected elsewhere (an engine's verdict patterns,
+    :func:`evalcore.pairwise.pairs.pair_from_patterns`) run through the same estimates.
     """
     if method not in METHODS:
         raise DataError(f"unknown method '{method}'", fix="use bwrs or ds")
@@ -257,7 +263,7 @@ def estimate(comparisons: pd.DataFrame, system_a: str, system_b: str, *, method:
         if {pr.ood[0], pr.ood[1]} == {system_a, system_b}:
             raise NotApplicable("an out-of-distribution prior must come from another pair",
                                 fix="name a different pair in ood:A2,B2")
-        ood = _ood_counts(comparisons, pr, pair.judges, ties=ties, seed=seed)
+        ood = _ood_counts(comparisons, pr, pair.judges, ties=ties, seed=seed, other=ood_pair)
     elif method == "bwrs":
         raise NotApplicable("BWRS needs human labels for the judges' accuracies; 'none' is not applicable "
                             "(Gao et al., footnote 4)", fix="use ratio:R or ood:A2,B2, or the ds method")

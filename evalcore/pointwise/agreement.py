@@ -21,8 +21,10 @@ earlier one are hashed: a file sorted by item repeats ``item_id`` from row to ro
 raters in the same order in every unit, ``rater`` repeats one unit back, so most rows cost a
 comparison, not a hash. The counting is one compiled pass (numba, :mod:`evalcore.pointwise._agreekernel`)
 on large tables and numpy on small ones, where loading numba would cost more than it saves;
-the tests check both against pandas in eight file layouts. A SQL GROUP BY would give the same
-counts.
+the tests check both against pandas in eight file layouts. A SQL GROUP BY gives the same counts:
+:mod:`evalcore.scale.agreement` computes them in an engine (DuckDB, Spark...) for data larger than
+memory, as compressed :class:`Units` whose rows stand for ``item_count`` items each, and this module
+computes the table from them with the same code.
 
 Measures (``measure`` names are a stable contract; see the README)
 -------------------------------------------------------------------
@@ -85,7 +87,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from ..columns import HUMAN, JUDGE, segment_columns
 from ..labels import NO_MAJORITY, strict_majority
@@ -149,6 +150,16 @@ class Units:
     unit_filter
         Set by :func:`filter_units` on the units it returns: the filter, and the units it kept
         and dropped (:class:`UnitFilter`); None on the units of :func:`count_units`.
+    item_count
+        Compressed units (:mod:`evalcore.scale.agreement`): how many items each item index stands
+        for, so that a row of ``counts`` is that many units with the same statistics. None (the
+        units of :func:`count_units`): one item each. Every count (``n``, ``n_units``,
+        ``n_ratings``, the unit filter's) and the bootstrap's multinomial weigh the items by it, so
+        the compressed units give the table of the uncompressed ones.
+    per_criterion
+        True when the items were compressed per group and criterion, not as a whole (an "item"
+        then stands for items that share one unit's statistics): valid only for tables grouped by
+        ``criterion``, where every group holds one unit per item.
     """
 
     values: np.ndarray
@@ -160,6 +171,8 @@ class Units:
     codes: dict[str, tuple[np.ndarray, tuple]]
     sources: dict[str, tuple[pd.Series, object]]
     unit_filter: UnitFilter | None = None
+    item_count: np.ndarray | None = None
+    per_criterion: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -175,6 +188,13 @@ class Units:
     def human_ratings(self) -> np.ndarray:
         """Human ratings per unit."""
         return self.counts @ np.ones(self.counts.shape[1], dtype=np.int64)
+
+    @cached_property
+    def weight(self) -> np.ndarray:
+        """Units each row stands for: 1 each, or the item count of compressed units (:attr:`item_count`)."""
+        if self.item_count is None:
+            return np.ones(len(self.item), dtype=np.int64)
+        return self.item_count[self.item]
 
     @cached_property
     def segments(self) -> pd.DataFrame:
@@ -259,7 +279,7 @@ def _codes(s: pd.Series, arr=None, *, lag: int | None = None, bits: np.ndarray |
         import pyarrow.compute as pc
 
         if lag is None:  # looking for repeats pays only where the compiled passes do
-            lag = _best_lag(arr) if len(arr) >= COMPILED_FROM else 0
+            lag = _best_lag(arr) if _compiled(len(arr)) else 0
         if lag:
             bits = _diff_bits(arr, lag) if bits is None else bits
             heads, head_codes, uniques = _encode_heads(arr, bits, lag)
@@ -351,9 +371,20 @@ def _take(s: pd.Series, uniques, codes: np.ndarray) -> pd.Series:
     return pd.Series(uniques.take(codes), dtype=s.dtype)
 
 
-# From this many rows (or units) on, the passes are numba's (:mod:`evalcore.pointwise._agreekernel`); below it,
-# numpy's. Loading numba costs about 0.7 s per process, more than numpy takes below this size.
+# From this many rows (or units) on, the passes are numba's (:mod:`evalcore.pointwise._agreekernel`) once they are
+# loaded (the app loads them in the background for large datasets); below it, numpy's.
 COMPILED_FROM = 200_000
+# Loading numba costs about 0.7 s in a fresh process (a CLI run); on 1M rows the compiled passes save about
+# 0.17 s over numpy's (0.035 s against 0.2 s for count_units), so a process loads them itself only from here on.
+LOAD_FROM = 5_000_000
+
+
+def _compiled(n: int) -> bool:
+    """Whether ``n`` rows (or units) take the compiled passes: large enough, and numba already loaded or
+    worth loading."""
+    import sys
+
+    return n >= COMPILED_FROM and (n >= LOAD_FROM or f"{__package__}._agreekernel" in sys.modules)
 
 
 def _kernel():
@@ -417,8 +448,8 @@ class _NumpyPasses:
 
 
 def _passes(n: int):
-    """numba's passes for ``n`` rows or units from :data:`COMPILED_FROM` on, numpy's below."""
-    return _kernel() if n >= COMPILED_FROM else _NumpyPasses
+    """numba's passes for ``n`` rows or units where :func:`_compiled` says so, numpy's otherwise."""
+    return _kernel() if _compiled(n) else _NumpyPasses
 
 
 def _scale(score: pd.Series) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
@@ -469,7 +500,7 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
     # Three streams of work on two workers and this thread: the items (then the segments, which
     # depend on them), the criteria and the per-segment comparisons, and the raters and scores.
     item_arr = _arrow(df["item_id"])
-    sorted_by_item = item_arr is not None and len(item_arr) >= COMPILED_FROM and _best_lag(item_arr) == 1
+    sorted_by_item = item_arr is not None and _compiled(len(item_arr)) and _best_lag(item_arr) == 1
     with ThreadPoolExecutor(max_workers=2) as pool:
         items_f = pool.submit(_items, df, item_arr, sorted_by_item)
         seg_bits = {s: pool.submit(_diff_bits, _arrow(df[s]), 1) for s in segs
@@ -629,12 +660,12 @@ class UnitFilter:
     @property
     def kept(self) -> int:
         """Units with a human rating that the filter kept."""
-        return int((self.keep & self.source.has_human).sum())
+        return int(self.source.weight[self.keep & self.source.has_human].sum())
 
     @property
     def dropped(self) -> int:
         """Units with a human rating that the filter dropped."""
-        return int((~self.keep & self.source.has_human).sum())
+        return int(self.source.weight[~self.keep & self.source.has_human].sum())
 
     @property
     def description(self) -> str:
@@ -651,8 +682,9 @@ class UnitFilter:
                             column=unknown[0], fix="group by one of: " + ", ".join(self.source.columns))
         gcodes, keys = group_codes(self.source, by)
         hm = self.source.has_human
-        kept = np.bincount(gcodes[self.keep & hm], minlength=len(keys))
-        dropped = np.bincount(gcodes[~self.keep & hm], minlength=len(keys))
+        w = self.source.weight
+        kept = np.bincount(gcodes[self.keep & hm], weights=w[self.keep & hm], minlength=len(keys)).astype(np.int64)
+        dropped = np.bincount(gcodes[~self.keep & hm], weights=w[~self.keep & hm], minlength=len(keys)).astype(np.int64)
         out = pd.DataFrame([list(k) for k in keys], columns=by) if by else pd.DataFrame(index=range(1))
         out["units_kept"], out["units_dropped"] = kept, dropped
         return out
@@ -726,7 +758,8 @@ def filter_units(units: Units, *, min_raters: int | None = None, max_raters: int
     return Units(values=units.values, counts=units.counts[rows], judge_codes=units.judge_codes[:, rows],
                  judges=units.judges, item=units.item[rows], scale=units.scale,
                  codes={c: (code[rows], vals) for c, (code, vals) in units.codes.items()}, sources=units.sources,
-                 unit_filter=UnitFilter(lo, hi, units, keep))
+                 unit_filter=UnitFilter(lo, hi, units, keep), item_count=units.item_count,
+                 per_criterion=units.per_criterion)
 
 
 # --------------------------------------------------------------------------- patterns and resampling
@@ -787,10 +820,12 @@ def _unit_keys(counts: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarr
 
 def _family(rows: np.ndarray, ukey: np.ndarray, counts: np.ndarray, judge: np.ndarray | None, item: np.ndarray,
             group: np.ndarray, n_groups: int, values: np.ndarray, *, n_boot: int,
-            rngs: Sequence[np.random.Generator]) -> _Family:
+            rngs: Sequence[np.random.Generator], item_count: np.ndarray | None = None) -> _Family:
     """Compress the units ``rows`` (with the judge's categories ``judge``, or humans only) into patterns.
 
     ``ukey`` is :func:`_unit_keys` of every unit; a pattern is a (group, counts, judge category).
+    With ``item_count`` (compressed units, :attr:`Units.item_count`) each unit weighs the items its
+    item stands for, and the bootstrap draws that many items (:func:`_weighted_draws`).
     """
     key = ukey[rows] if judge is None else _passes(len(rows)).family_keys(ukey, judge, rows, len(values) + 1)
     code, first_local = _factorize(key)
@@ -806,7 +841,8 @@ def _family(rows: np.ndarray, ukey: np.ndarray, counts: np.ndarray, judge: np.nd
     q = len(idx)
     group = group[rows]
     n_pat = len(first)
-    base = np.bincount(code, minlength=n_pat).astype(float)
+    base = np.bincount(code, weights=None if item_count is None else item_count[item[rows]].astype(float),
+                       minlength=n_pat).astype(float)
     pg = group[first_local]
     order = np.argsort(pg, kind="stable")
     per_group = np.bincount(pg, minlength=n_groups)
@@ -828,6 +864,10 @@ def _family(rows: np.ndarray, ukey: np.ndarray, counts: np.ndarray, judge: np.nd
         for g in np.flatnonzero(per_group):
             rows_g = by_group[(ends[g - 1] if g else 0):ends[g]]
             pat = local[code[rows_g]]
+            if item_count is not None:
+                W[g, 1:, : per_group[g]] = _weighted_draws(rngs[g], item[rows_g], pat, item_count,
+                                                           W[g, 0, : per_group[g]], n_boot)
+                continue
             its, item_inv = np.unique(item[rows_g], return_inverse=True)
             n_items = len(its)
             if n_items == len(rows_g):
@@ -835,14 +875,8 @@ def _family(rows: np.ndarray, ukey: np.ndarray, counts: np.ndarray, judge: np.nd
                 freq, types = W[g, 0, : per_group[g]], None
             else:
                 # Items move as a whole: compress items with the same multiset of patterns.
-                A = sparse.csr_matrix((np.ones(len(pat)), (item_inv.ravel(), pat)), shape=(n_items, per_group[g]))
-                A.sum_duplicates()
-                A.sort_indices()
-                key = [hash((A.indices[A.indptr[i]:A.indptr[i + 1]].tobytes(),
-                             A.data[A.indptr[i]:A.indptr[i + 1]].tobytes())) for i in range(n_items)]
-                _, tfirst, tinv = np.unique(np.asarray(key), return_index=True, return_inverse=True)
-                types = A[tfirst]
-                freq = np.bincount(tinv.ravel(), minlength=len(tfirst)).astype(float)
+                types, tinv = _item_types(item_inv.ravel(), pat, n_items, per_group[g])
+                freq = np.bincount(tinv, minlength=types.shape[0]).astype(float)
             if types is not None and 8 * len(freq) > n_items:
                 # Nearly every item is its own type (items rated on many criteria): drawing the items
                 # themselves costs one integer per item, where a multinomial costs a binomial per type.
@@ -851,6 +885,46 @@ def _family(rows: np.ndarray, ukey: np.ndarray, counts: np.ndarray, judge: np.nd
             draws = rngs[g].multinomial(n_items, freq / freq.sum(), size=n_boot).astype(float)
             W[g, 1:, : per_group[g]] = draws if types is None else np.asarray(types.T.dot(draws.T).T)
     return _Family(C, np.where(W[:, 0, :] > 0, J, -1), W, per_group > 0, values)
+
+
+def _weighted_draws(rng: np.random.Generator, item: np.ndarray, pat: np.ndarray, item_count: np.ndarray,
+                    base: np.ndarray, n_boot: int) -> np.ndarray:
+    """Pattern weights of ``n_boot`` item resamples of one group of compressed units.
+
+    ``item`` and ``pat`` give each unit's item index and pattern; item index ``i`` stands for
+    ``item_count[i]`` items. A resample draws the group's items with replacement, which is a
+    multinomial over the item types (the distinct multisets of patterns an item carries) with the
+    types' item counts as frequencies: the same distribution as the uncompressed bootstrap. Types are
+    ordered by their content, not by a hash, so the draws do not depend on the process or on the
+    order in which an engine returned the rows.
+    """
+    its, item_inv = np.unique(item, return_inverse=True)
+    n_items = int(item_count[its].sum())
+    if len(its) == len(item):
+        # One unit per item (grouped by criterion): resampling items is resampling patterns.
+        return rng.multinomial(n_items, base / base.sum(), size=n_boot).astype(float)
+    types, tinv = _item_types(item_inv.ravel(), pat, len(its), len(base))
+    freq = np.bincount(tinv, weights=item_count[its].astype(float), minlength=types.shape[0])
+    draws = rng.multinomial(n_items, freq / freq.sum(), size=n_boot).astype(float)
+    return np.asarray(types.T.dot(draws.T).T)
+
+
+def _item_types(item_inv: np.ndarray, pat: np.ndarray, n_items: int, n_pat: int):
+    """The distinct multisets of patterns the items carry (one sparse row per type), and each item's type.
+
+    Types are ordered by their content (the bytes of the row), never by ``hash``: Python randomises the
+    hash of bytes per process, which made the draws depend on the process.
+    """
+    from scipy import sparse  # here, not at import: a CLI run of the point estimates never needs scipy
+
+    A = sparse.csr_matrix((np.ones(len(pat)), (item_inv, pat)), shape=(n_items, n_pat))
+    A.sum_duplicates()
+    A.sort_indices()
+    key = np.empty(n_items, dtype=object)
+    key[:] = [A.indices[A.indptr[i]:A.indptr[i + 1]].astype(np.int64).tobytes() + b"|"
+              + A.data[A.indptr[i]:A.indptr[i + 1]].tobytes() for i in range(n_items)]
+    _, tfirst, tinv = np.unique(key, return_index=True, return_inverse=True)
+    return A[tfirst], tinv.ravel()
 
 
 def _draw_items(rng: np.random.Generator, item_type: np.ndarray, types, n_boot: int) -> np.ndarray:
@@ -1106,7 +1180,8 @@ def _why_undefined(measure: str, n_units: float, judge: bool) -> str:
     return "not defined"
 
 
-def _items_per_group(rows: np.ndarray, item: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+def _items_per_group(rows: np.ndarray, item: np.ndarray, group: np.ndarray, n_groups: int,
+                     item_count: np.ndarray | None = None) -> np.ndarray:
     """Distinct items among the units ``rows`` (ascending), per group: the contract's ``n`` (what the bootstrap
     resamples).
 
@@ -1114,7 +1189,7 @@ def _items_per_group(rows: np.ndarray, item: np.ndarray, group: np.ndarray, n_gr
     in item order, and an item's units are either all in one group (``criterion`` not among the
     ``by`` columns) or each in a group of its own (it is): so a pair can repeat only on the next
     unit, and one comparison per unit finds the distinct pairs. Units in another order are
-    factorized instead.
+    factorized instead. Compressed units (``item_count``) count each distinct pair as the items it stands for.
     """
     if not len(rows):
         return np.zeros(n_groups, dtype=np.int64)
@@ -1122,9 +1197,12 @@ def _items_per_group(rows: np.ndarray, item: np.ndarray, group: np.ndarray, n_gr
     if bool(np.all(it[1:] >= it[:-1])):
         new = np.ones(len(it), dtype=bool)
         new[1:] = (it[1:] != it[:-1]) | (g[1:] != g[:-1])
-        return np.bincount(g[new], minlength=n_groups)
-    _, first = _factorize(it.astype(np.int64) * n_groups + g)
-    return np.bincount(g[first], minlength=n_groups)
+        first = np.flatnonzero(new)
+    else:
+        _, first = _factorize(it.astype(np.int64) * n_groups + g)
+    if item_count is None:
+        return np.bincount(g[first], minlength=n_groups)
+    return np.bincount(g[first], weights=item_count[it[first]], minlength=n_groups).astype(np.int64)
 
 
 def _records(stats: dict[str, np.ndarray], units: dict[str, np.ndarray] | None, n_ratings: np.ndarray,
@@ -1241,11 +1319,7 @@ def agreement(
     """
     units = data if isinstance(data, Units) else count_units(data)
     units = filter_units(units, min_raters=min_raters, max_raters=max_raters)
-    by = default_by(units) if by is None else list(by)
-    unknown = [c for c in by if c not in units.codes]
-    if unknown:
-        raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
-                        column=unknown[0], fix="group by one of: " + ", ".join(units.columns))
+    by = _check_by(units, default_by(units) if by is None else list(by))
     n_boot, level, root, alpha = check_resamples(n_boot), check_level(level), root_seed(seed), check_alpha(alpha)
     chosen = list(units.judges) if judges is None else list(judges)
     bad = [j for j in chosen if j not in units.judges]
@@ -1264,11 +1338,11 @@ def agreement(
         if not hm.any():
             return None
         f = _family(np.flatnonzero(hm), ukey, units.counts, None, units.item, gcodes, G, units.values,
-                    n_boot=n_boot, rngs=_rngs(root, keys, None) if n_boot else [])
+                    n_boot=n_boot, rngs=_rngs(root, keys, None) if n_boot else [], item_count=units.item_count)
         stats = _human_stats(f.counts, f.weights, f.values, q_scale)
         n = f.counts.sum(axis=-1)
         base = f.weights[:, 0, :]
-        items = _items_per_group(np.flatnonzero(units.human_ratings >= 2), units.item, gcodes, G)
+        items = _items_per_group(np.flatnonzero(units.human_ratings >= 2), units.item, gcodes, G, units.item_count)
         return _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), items, f.present,
                         judge=None, level=level)
 
@@ -1279,13 +1353,14 @@ def agreement(
             return None
         rows = np.flatnonzero(m)
         f = _family(rows, ukey, units.counts, jc, units.item, gcodes, G, units.values, n_boot=n_boot,
-                    rngs=_rngs(root, keys, name) if n_boot else [])
+                    rngs=_rngs(root, keys, name) if n_boot else [], item_count=units.item_count)
         stats, ucount = _judge_stats(f, q_scale)
         n = f.counts.sum(axis=-1)
         base = f.weights[:, 0, :]
         no_major = (base * (strict_majority(f.counts) == NO_MAJORITY)).sum(axis=-1)
         return _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G),
-                        _items_per_group(rows, units.item, gcodes, G), f.present, judge=name, level=level,
+                        _items_per_group(rows, units.item, gcodes, G, units.item_count), f.present, judge=name,
+                        level=level,
                         no_major=no_major)
 
     tasks = [humans, *(partial(judge, name) for name in chosen)]
@@ -1311,6 +1386,19 @@ def agreement(
                             else bool if c in ("flagged", "opposite") else None)
     return apply_fdr(_filter_noted(pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS]), units, by, keys, group),
                      alpha=alpha)
+
+
+def _check_by(units: Units, by: list[str]) -> list[str]:
+    """``by``, or a DataError when a column is not a segment or the units cannot be grouped by it."""
+    unknown = [c for c in by if c not in units.codes]
+    if unknown:
+        raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
+                        column=unknown[0], fix="group by one of: " + ", ".join(units.columns))
+    if units.per_criterion and "criterion" not in by and len(units.codes["criterion"][1]) > 1:
+        # Compressed per criterion, an "item" stands for the items sharing one unit's statistics.
+        raise DataError("these units were compressed per criterion, so they give tables grouped by criterion only",
+                        fix="add 'criterion' to the grouping, or compress the units per item")
+    return by
 
 
 def _filter_noted(table: pd.DataFrame, units: Units, by: list[str], keys: list[tuple], group: np.ndarray

@@ -581,3 +581,15 @@ def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str
                       xaxis={"title": "annotator", "type": "category", "side": "top"},
                       yaxis={"title": "rater", "type": "category", "autorange": "reversed"}, margin={"t": 110})
     return fig
+
+
+def coverage_figure(counts: pd.DataFrame, *, by: str | None) -> go.Figure:
+    """Judgments per group, humans next to judges (:func:`evalcore.report.tables.coverage`): where the data is."""
+    x = by or "rater_kind"
+    fig = px.bar(counts, x=x, y="judgments", color="rater_kind" if "rater_kind" in counts else None,
+                 barmode="group", color_discrete_map={"human": "#888888", "judge": PALETTE[1]},
+                 labels={"judgments": "judgments", "rater_kind": "rater", x: x})
+    fig.update_xaxes(type="category")
+    fig.update_layout(title=f"Judgments per {x}" if by else "Judgments", height=260, margin={"t": 50, "b": 40},
+                      legend={"title": {"text": ""}})
+    return fig

@@ -317,6 +317,22 @@ def superficial_curve(table: pd.DataFrame, *, by: Sequence[str], measure: str) -
     return curve.assign(group=group_label(curve, by)), dict(zip(group_label(cv, by), cv["estimate"]))
 
 
+def coverage(frame: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """Judgments per group and rater kind (``rater_kind``), grouped by the first of language, subset, task and
+    criterion the table has: what the data holds at a glance. Returns the counts and the grouping column.
+
+    >>> frame = pd.DataFrame({"language": ["en", "en", "sw"], "rater_kind": ["human", "judge", "human"]})
+    >>> coverage(frame)[0].to_dict("records")
+    [{'language': 'en', 'rater_kind': 'human', 'judgments': 1}, {'language': 'en', 'rater_kind': 'judge', 'judgments': 1}, {'language': 'sw', 'rater_kind': 'human', 'judgments': 1}]
+    """
+    col = next((c for c in ("language", "subset", "task", "criterion") if c in frame.columns), None)
+    keys = [c for c in (col, "rater_kind") if c is not None and c in frame.columns]
+    if not keys:
+        return pd.DataFrame(columns=["judgments"]), None
+    counts = frame.groupby(keys, dropna=False, observed=True).size().rename("judgments").reset_index()
+    return counts.astype({c: str for c in keys}), col
+
+
 def opening_alpha(cv: dict, grid: Sequence[float], *, default: float) -> float:
     """Where the alpha slider opens: the median of the groups' cross-validated alphas, on the slider's ``grid``
     (``default`` when no group has one); a median halfway between two grid points opens at the smaller alpha.

@@ -30,7 +30,6 @@ import zlib
 from typing import Literal
 
 import numpy as np
-from scipy.special import ndtr
 
 from ..errors import DataError
 
@@ -239,6 +238,7 @@ def z_p_value(estimate, boot: np.ndarray, *, alternative, null: float = 0.0) -> 
         ``(rows,)`` p-values; NaN where the estimate is not finite, fewer than 2 resamples are
         finite, or the resamples do not vary (no standard error).
 
+    >>> from scipy.special import ndtr
     >>> boot = np.array([[0.9, 1.1, 1.0, 0.8, 1.2]])
     >>> se = boot.std(ddof=1)
     >>> float(z_p_value([0.3], boot, alternative="greater")[0]) == float(ndtr(-0.3 / se))
@@ -246,6 +246,8 @@ def z_p_value(estimate, boot: np.ndarray, *, alternative, null: float = 0.0) -> 
     >>> z_p_value([0.3, -0.3], np.vstack([boot, boot]), alternative=["less", "two-sided"]).round(4).tolist()
     [0.9711, 0.0578]
     """
+    from scipy.special import ndtr  # here, not at import: the CLI's start-up does not need scipy
+
     alt = _check_alternatives(alternative)
     est = np.atleast_1d(np.asarray(estimate, dtype=float))
     boot = np.atleast_2d(np.asarray(boot, dtype=float))

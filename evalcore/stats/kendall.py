@@ -22,7 +22,6 @@ True
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from .numeric import codes, safe_div
 
@@ -110,6 +109,8 @@ def tau_b(Wt: np.ndarray, local: np.ndarray, x: np.ndarray, y: np.ndarray,
     # The table costs O(qx qy R), the merge O(N log N R) with a larger constant; measured on 1,000
     # resamples the merge wins once the table has more cells than about N log2 N.
     if qx * qy <= N * max(1.0, np.log2(N)):
+        from scipy import sparse  # here, not at import: the CLI's start-up does not need scipy
+
         M = sparse.csr_matrix((cnt, (local, xc * qy + yc)), shape=(Wt.shape[0], qx * qy))
         return _tau_sparse(Wt, M, qx, qy)
     return tau_merge(Wt, local, xc, yc, cnt)
@@ -159,6 +160,8 @@ def tau_merge(Wt: np.ndarray, local: np.ndarray, xc: np.ndarray, yc: np.ndarray,
     sorted with ties by x ascending, the earlier ones with a larger x give the discordant
     pairs. Ties enter the denominator through the weight totals per x and per y value.
     """
+    from scipy import sparse  # here, not at import: the CLI's start-up does not need scipy
+
     n_items, R = Wt.shape
     N = len(xc)
     of = np.lexsort((-xc, yc))

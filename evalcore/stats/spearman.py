@@ -20,7 +20,6 @@ True
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from .numeric import codes, safe_div
 
@@ -29,6 +28,8 @@ __all__ = ["spearman_rho", "weighted_midranks"]
 
 def weighted_midranks(W: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``(n, R)`` midranks of the items' values ``x`` in each column of the weights ``W`` (n, R)."""
+    from scipy import sparse  # here, not at import: the CLI's start-up does not need scipy
+
     c, v = codes(x)
     S = np.asarray(sparse.csr_matrix((np.ones(len(x)), (c, np.arange(len(x)))), shape=(len(v), len(x))) @ W)
     below = np.cumsum(S, axis=0) - S

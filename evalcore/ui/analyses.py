@@ -80,7 +80,7 @@ class Analysis:
                                   stored=self.stored)
         return self.decode(out) if self.decode else out
 
-    def points_first(self, *, budget: float = 1.0, **opts) -> tuple[Any, bool]:
+    def points_first(self, *, budget: float = 2.0, **opts) -> tuple[Any, bool]:
         """The result with its intervals if they take at most ``budget`` seconds; otherwise the point
         estimates now (``n_boot=0``) while the intervals go on in the background.
 

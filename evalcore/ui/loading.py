@@ -14,7 +14,8 @@ from ..columns import COLUMNS, COMPARISONS, RATINGS
 from ..errors import DataError
 from ..data.presets import PRESETS, detect_preset
 from ..data.store import NEEDS_MAPPING, READY
-from ..report import tables
+from ..report import plots, tables
+from .layout import figure
 from .messages import ROLES_TITLE, app_message, app_note
 from .state import (PARAM, SAMPLE_SOURCE, TABLE_LABEL, choice, chosen_id, current_id, current_info, current_table, datasets,
                     download_csv, guard, set_current, workspace)
@@ -426,6 +427,9 @@ def summary_panel() -> None:
                     help=", ".join(s["tasks"] if kind == RATINGS else s["systems"]) or None)
         st.caption("Criteria: " + (", ".join(s["criteria"]) or "-") + " · Languages: "
                    + (", ".join(s["languages"]) or "-"))
+        counts, by = tables.coverage(frame)
+        if len(counts):
+            figure(plots.coverage_figure(counts, by=by), key=f"coverage_{kind}")
         unlocks_section(info.id, kind, av)
         notes = workspace().table_meta(info.id, kind)["notes"]
         for n in notes:

@@ -37,3 +37,24 @@ def test_cli_agreement_records_and_boot_zero(capsys):
     assert any(r["flagged"] for r in gap) and all(r["q_value"] <= 0.05 for r in gap if r["flagged"])
     assert main(["agreement", str(ROOT / "sample_data" / "comparisons_pairwise.csv")]) == 1
     assert "needs pointwise ratings" in capsys.readouterr().err
+
+
+def test_point_estimates_in_a_fresh_process_start_neither_numba_nor_scipy(tmp_path):
+    """`agreement --boot 0` on 250,000 ratings (above the compiled passes' threshold) counts with numpy in a
+    fresh process: loading numba would cost more than it saves below LOAD_FROM rows (benchmarks/RESULTS.md)."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    sample = pd.read_csv(ROOT / "sample_data" / "ratings_multilingual.csv")
+    copies = [sample.assign(item_id=sample["item_id"].astype(str) + f"-{k}") for k in range(5)]
+    path = tmp_path / "big.csv"
+    pd.concat(copies, ignore_index=True).to_csv(path, index=False)
+    code = ("import io, sys, json, contextlib\nfrom evalcore.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n    status = main(['agreement', sys.argv[1], '--boot', '0', '--json'])\n"
+            "heavy = ('scipy', 'numba', 'statsmodels', 'pymc', 'sklearn', 'streamlit', 'plotly')\n"
+            "print(status, len(json.loads(out.getvalue())) > 100, sorted(m for m in heavy if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0 True []"

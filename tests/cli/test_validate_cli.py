@@ -123,3 +123,55 @@ def test_no_rater_kind_and_decimal_commas(tmp_path, capsys):
     assert any("2 rater(s) whose names look like models were taken as judges (prometheus-8-7b, selene)" in n
                for n in d["notes"])
     assert any("decimal commas were read as decimal points ('4,0' is 4.0)" in n for n in d["notes"])
+
+
+# --------------------------------------------------------------------------- issue 17: compressed files, lean start-up
+
+
+def _pack(ext: str, data: bytes) -> bytes:
+    import bz2
+    import gzip
+
+    import pyarrow as pa
+
+    return {"gz": lambda d: gzip.compress(d, mtime=0), "bz2": bz2.compress,
+            "zst": lambda d: pa.Codec("zstd").compress(d, asbytes=True)}[ext](data)
+
+
+@pytest.mark.parametrize("ext", ["gz", "zst", "bz2"])
+def test_validate_reads_compressed_files_like_the_plain_one(tmp_path, capsys, ext):
+    sample = SAMPLES / "ratings_multilingual.csv"
+    packed = tmp_path / f"ratings_multilingual.csv.{ext}"
+    packed.write_bytes(_pack(ext, sample.read_bytes()))
+    plain, comp = _json(capsys, str(sample)), _json(capsys, str(packed))
+    assert comp.pop("source") == packed.name and plain.pop("source") == sample.name
+    assert comp == plain and comp["rows"] == len(pd.read_csv(sample))
+    assert main(["validate", str(packed)]) == 0
+    text = capsys.readouterr().out
+    assert main(["validate", str(sample)]) == 0
+    assert text.replace(packed.name, sample.name) == capsys.readouterr().out
+
+
+def test_validate_refuses_a_decompression_bomb_in_one_line(tmp_path, capsys, monkeypatch):
+    import gzip
+
+    monkeypatch.setenv("EVALCORE_MAX_FILE_MB", "1")
+    bomb = tmp_path / "bomb.csv.gz"
+    bomb.write_bytes(gzip.compress(b"item_id,rater,rater_kind,score\n" + b"q1,a,human,1\n" * 400_000))
+    assert main(["validate", str(bomb)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == ("evalcore: error: bomb.csv.gz: decompresses to more than the 1 MB limit. Fix: set "
+                                 "EVALCORE_MAX_FILE_MB to a larger number of megabytes before starting evalcore, or "
+                                 "convert the file to Parquet, which is several times smaller.\n")
+
+
+def test_validate_starts_without_the_heavy_libraries():
+    # The validate path needs pandas and pyarrow only: scipy, numba, statsmodels, PyMC load when an analysis runs.
+    code = ("import io, sys, contextlib\nfrom evalcore.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    status = main(['validate', sys.argv[1]])\n"
+            "heavy = ('scipy', 'numba', 'statsmodels', 'pymc', 'arviz', 'sklearn', 'streamlit', 'plotly')\n"
+            "print(status, sorted(m for m in heavy if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "ratings_multilingual.csv")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0 []"

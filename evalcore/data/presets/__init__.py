@@ -31,8 +31,10 @@ One module per format (:mod:`.llmbar`, :mod:`.pandalm`, :mod:`.hanna`, :mod:`.cr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ import pandas as pd
 from ... import columns
 from ...errors import DataError
 from .bayescal import read_bayescal
-from .common import TABULAR_SUFFIXES, Preset, PresetResult, describe_paths, expand
+from .common import TABULAR_SUFFIXES, Preset, PresetResult, as_path_list, describe_paths, expand
 from .crowdkit import read_crowdkit
 from .hanna import HANNA_CRITERIA, read_hanna
 from .llmbar import read_llmbar
@@ -146,7 +148,8 @@ def read_preset(name: str, paths: Any, **options: Any) -> PresetResult:
         allowed = ", ".join(preset.options) or "none"
         raise DataError(f"the {name} preset has no option {', '.join(unknown)}", fix=f"its options are: {allowed}")
     try:
-        return preset.read(paths, **options)
+        with _plain_files(paths) as plain:
+            return preset.read(plain, **options)
     except DataError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError, UnicodeDecodeError) as e:
@@ -156,6 +159,32 @@ def read_preset(name: str, paths: Any, **options: Any) -> PresetResult:
             file=describe_paths(paths),
             fix=f"check that the file is what the {name} preset expects: {preset.accepts}",
         ) from e
+
+
+@contextlib.contextmanager
+def _plain_files(paths: Any):
+    """``paths`` with each compressed file (gzip, zstd, bzip2) replaced by its content, written to a temporary
+    folder under its inner name (``hanna.csv.gz`` -> ``hanna.csv``): presets recognise and read files by name
+    and header. Decompression stops at the size limit (:func:`evalcore.data.io.decompress`)."""
+    from .. import io
+
+    try:
+        given = as_path_list(paths)
+    except DataError:
+        yield paths
+        return
+    with tempfile.TemporaryDirectory(prefix="evalcore-") as tmp:
+        out = []
+        for p in given:
+            if p.is_file():
+                with open(p, "rb") as fh:
+                    head = fh.read(16)
+                if io.compression(head, p.name):
+                    target = Path(tmp) / io.inner_name(p.name)
+                    target.write_bytes(io.decompress(p.read_bytes(), name=p.name))
+                    p = target
+            out.append(p)
+        yield out
 
 
 def _head_text(path: Path, size: int = 65536) -> str:
@@ -233,15 +262,16 @@ def detect_preset(paths: Any) -> str | None:
         The preset name, or None when nothing is recognised. When files of several presets
         are given, the one recognised in the most files wins (ties: the order above).
     """
-    try:
-        files = [p for p, _ in expand(paths)]
-    except DataError:
-        return None
     votes: Counter[str] = Counter()
-    for path in files[:2000]:
-        kind = _detect_one(path)
-        if kind:
-            votes[kind] += 1
+    with _plain_files(paths) as plain:
+        try:
+            files = [p for p, _ in expand(plain)]
+        except DataError:
+            return None
+        for path in files[:2000]:
+            kind = _detect_one(path)
+            if kind:
+                votes[kind] += 1
     if not votes:
         return None
     order = list(PRESETS)

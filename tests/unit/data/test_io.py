@@ -306,9 +306,12 @@ def test_archives_are_named_as_such():
     with pytest.raises(DataError, match=r"r\.csv: is a zip archive \(holding ratings\.csv\), not a data table\. "
                                         r"Fix: unzip it"):
         io.read_table(buf.getvalue(), name="r.csv")
+    # gzip is read transparently (issue 17); a gzip inside a gzip is still named as an archive.
+    assert io.read_table(gzip.compress(b"a,b\n1,2\n", mtime=0), name="r.csv.gz").to_dict("list") == \
+        {"a": ["1"], "b": ["2"]}
     with pytest.raises(DataError, match=r"r\.csv\.gz: is not a data table: it looks like a gzip archive\. "
                                         r"Fix: decompress it"):
-        io.read_table(gzip.compress(b"a,b\n1,2\n", mtime=0), name="r.csv.gz")
+        io.read_table(gzip.compress(gzip.compress(b"a,b\n1,2\n", mtime=0), mtime=0), name="r.csv.gz")
 
 
 def test_parquet_index_becomes_a_column():

@@ -612,3 +612,22 @@ def test_detect_preset_real_data():
     assert detect_preset([_dataset("pandalm")]) == "pandalm"
     assert detect_preset([_dataset("pandalm") / "testset-v1.json"]) == "pandalm"
     assert detect_preset([_dataset("hanna")]) == "hanna"
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA file is needed")
+@pytest.mark.parametrize("kind", ["gz", "bz2"])
+def test_a_compressed_preset_file_is_recognised_and_read_like_the_plain_one(tmp_path, kind):
+    """Judgment logs arrive compressed: hanna_metric_scores_llm.csv.gz is HANNA, and reads to the same table."""
+    import bz2
+    import gzip
+
+    from evalcore.data.ingest import load
+
+    plain = DATASETS / "hanna" / "hanna_metric_scores_llm.csv"
+    packed = tmp_path / f"{plain.name}.{kind}"
+    packed.write_bytes((gzip.compress if kind == "gz" else bz2.compress)(plain.read_bytes()))
+    assert detect_preset([packed]) == "hanna"
+    a, b = load(plain, preset="auto"), load(packed, preset="auto")
+    assert a.preset == b.preset == "hanna"
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert not list(tmp_path.glob("*.csv"))  # nothing decompressed is left beside the file

@@ -22,6 +22,7 @@ CRITERIA = ("OCQ", "H", "LA", "TQ", "PC", "F")
 def passes(request, monkeypatch):
     """Run every test with numba's passes (and the repeat detection) and with numpy's."""
     monkeypatch.setattr(A, "COMPILED_FROM", 0 if request.param == "compiled" else 10**12)
+    monkeypatch.setattr(A, "LOAD_FROM", 0)  # a process that has not loaded numba loads it for the compiled run
     return request.param
 
 
@@ -203,6 +204,20 @@ def test_the_table_is_the_same_with_either_passes(monkeypatch):
     out = {}
     for mode, threshold in (("compiled", 0), ("numpy", 10**12)):
         monkeypatch.setattr(A, "COMPILED_FROM", threshold)
+        monkeypatch.setattr(A, "LOAD_FROM", 0)
         out[mode] = A.agreement(df, by=["language", "criterion"], n_boot=30, seed=2)
     assert len(out["numpy"]) > 500
     pd.testing.assert_frame_equal(out["compiled"], out["numpy"])
+
+
+def test_a_fresh_process_loads_numba_only_where_it_pays(monkeypatch):
+    """Below LOAD_FROM rows a process that has not loaded the compiled passes counts with numpy (a CLI run
+    would spend more on loading numba than it saves); once loaded (the app warms them up), they are used."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from evalcore.pointwise import agreement as A; "
+            "print(A._compiled(1_000_000), A._compiled(A.LOAD_FROM), 'numba' in sys.modules); "
+            "A._kernel(); print(A._compiled(1_000_000), A._compiled(100))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "False", "True", "False"]
