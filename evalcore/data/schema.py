@@ -96,7 +96,6 @@ _TRUE = ("true", "t", "yes", "y", "1", "1.0", "swapped")
 _FALSE = ("false", "f", "no", "n", "0", "0.0", "", "original", "default")
 
 # A judge-looking rater name, used to guess which wide columns are judges: the one rule of .raters.
-JUDGE_NAME = _raters.JUDGE_NAME
 
 _FORMULA = re.compile(r"^\s*[=+\-@\t\r]")
 _HTML = re.compile(r"<\s*/?\s*[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?>|&[a-zA-Z]+;|&#\d+;")
@@ -395,7 +394,7 @@ def suggest_wide(frame: pd.DataFrame, mapping: Mapping[str, str] | None = None) 
         s = _squash(c)
         if re.search(r"human|annot|rater|worker|expert|crowd|labell?er|^ann_?\d|^a\d+$", s):
             humans.append(c)
-        elif JUDGE_NAME.search(c):
+        elif _raters.looks_like_judge(c):
             judges.append(c)
     if len(humans) + len(judges) < 2:
         return None
@@ -1309,3 +1308,9 @@ __all__ = [
     "apply_mapping", "csv_safe", "decimal_comma", "detect_table", "rater_kinds", "shared_codes", "suggest_mapping",
     "suggest_wide", "summarize", "validate", "wide_to_long",
 ]
+
+
+def __getattr__(name: str):
+    if name == "JUDGE_NAME":  # the one rule of evalcore.data.raters, compiled on first use
+        return _raters.JUDGE_NAME
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
