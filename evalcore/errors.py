@@ -66,5 +66,13 @@ class FileTooLargeError(DataError):
     """The file exceeds the configured size limit."""
 
 
+class NotApplicable(DataError):
+    """The data are valid, but this method cannot run on them (the message says why and what would let it).
+
+    The app shows it as information, not as an error: a dataset without system pairs has no win rates, and
+    nothing in it is wrong.
+    """
+
+
 class WorkspaceError(RuntimeError):
     """The workspace database could not be used (locked, unwritable, corrupt)."""

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .. import errors
 from ..errors import DataError
 from ..labels import strict_majority
 from ..stats import root_seed, safe_div
@@ -54,7 +55,7 @@ VERDICTS = ("a", "b", "tie")
 INVALID = 3
 
 
-class NotApplicable(DataError):
+class NotApplicable(errors.NotApplicable):
     """The method cannot run on these data or with this prior (the message says why)."""
 
 

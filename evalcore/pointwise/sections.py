@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..errors import DataError
+from ..errors import DataError, NotApplicable
 from ..stats import RESULT_COLUMNS as _CONTRACT
 from ..stats import Alternative, ResultTable
 
@@ -58,7 +58,7 @@ def test_of(measure: str) -> Alternative | None:
     return TESTS.get(measure)
 
 
-class BiasNotApplicable(DataError):
+class BiasNotApplicable(NotApplicable):
     """The data cannot support this analysis (no perplexity or text; fewer than two criteria)."""
 
 

@@ -22,7 +22,7 @@ import streamlit as st
 from ..columns import COMPARISONS, RATINGS
 from ..data.schema import csv_safe
 from ..data.store import READY, DatasetInfo, Workspace, default_path
-from ..errors import DataError, WorkspaceError
+from ..errors import DataError, NotApplicable, WorkspaceError
 from . import cache
 from .cache import Dataset
 from .layout import figure_format_control
@@ -46,6 +46,8 @@ def guard(what: str = "This step") -> Iterator[None]:
     """Show a user-caused problem as one message instead of a traceback."""
     try:
         yield
+    except NotApplicable as exc:  # nothing is wrong with the data: the method does not apply to it
+        st.info(app_message(exc), icon=":material/info:")
     except (DataError, WorkspaceError) as exc:
         st.error(app_message(exc), icon=":material/error:")
     except Exception as exc:  # a bug must not show a traceback, but must be visible
