@@ -54,8 +54,9 @@ def _dump(table) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Agreement per group, as a terminal table or JSON records."""
-    from ..pointwise.agreement import count_units, filter_units
+    from ..pointwise.agreement import count_units, filter_units, one_shot
 
+    one_shot()  # one table, then exit: numpy's passes unless the table is very large
     if getattr(args, "engine", None):
         return _run_engine(args)
     ing = load_table(args, "ratings")

@@ -374,14 +374,25 @@ def _take(s: pd.Series, uniques, codes: np.ndarray) -> pd.Series:
 # From this many rows (or units) on, the passes are numba's (:mod:`evalcore.pointwise._agreekernel`) once they are
 # loaded (the app loads them in the background for large datasets); below it, numpy's.
 COMPILED_FROM = 200_000
-# Loading numba costs about 0.7 s in a fresh process (a CLI run); on 1M rows the compiled passes save about
-# 0.17 s over numpy's (0.035 s against 0.2 s for count_units), so a process loads them itself only from here on.
-LOAD_FROM = 5_000_000
+# From this many rows a process loads numba for the compiled passes if they are not loaded yet. A long-lived
+# process (the app, a notebook) loads them from COMPILED_FROM on and then gains on every table; a one-shot
+# process (:func:`one_shot`, the CLI) only from ONE_SHOT_LOAD_FROM on: loading numba costs about 0.7 s, and on
+# 1M rows the compiled passes save about 0.17 s (count_units 0.035 s against numpy's 0.2 s).
+LOAD_FROM = COMPILED_FROM
+ONE_SHOT_LOAD_FROM = 5_000_000
+
+
+def one_shot() -> None:
+    """Declare this process short-lived (one table, then exit, as a CLI command): below
+    :data:`ONE_SHOT_LOAD_FROM` rows it counts with numpy rather than load numba, unless numba's passes are
+    already loaded."""
+    global LOAD_FROM
+    LOAD_FROM = max(LOAD_FROM, ONE_SHOT_LOAD_FROM)
 
 
 def _compiled(n: int) -> bool:
     """Whether ``n`` rows (or units) take the compiled passes: large enough, and numba already loaded or
-    worth loading."""
+    worth loading in this process (:data:`LOAD_FROM`)."""
     import sys
 
     return n >= COMPILED_FROM and (n >= LOAD_FROM or f"{__package__}._agreekernel" in sys.modules)
