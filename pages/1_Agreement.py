@@ -4,6 +4,8 @@ Each section, and the evalcore function that computes what it shows:
 
 - :func:`controls`: the groupings are :func:`evalcore.columns.segment_columns`, the judges those of
   :func:`evalcore.pointwise.agreement.count_units` (``ui.units()``).
+- :func:`group_tab`: the first tab, the next four sections; intervals and flags after the point estimates
+  when they take long (``ui.AGREEMENT.points_first``).
 - :func:`agreement_section`: :func:`evalcore.pointwise.agreement.agreement` (``ui.AGREEMENT``), drawn by
   :func:`evalcore.report.plots.agreement_figure`; the judges warned about are
   :func:`evalcore.pointwise.agreement.fractional_judges`.
@@ -219,6 +221,17 @@ def pairs_tab(units, opts: ui.AuditOptions) -> None:
     ui.download_csv(pairs, file_name="rater_pairs.csv", label="Download every pair (CSV)", key="rp_dl")
 
 
+def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> None:
+    """The agreement table by group: the figure, the flags (once the tests have run), the numbers, the classes."""
+    table, pending = ui.AGREEMENT.points_first(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
+                                               seed=opts.seed, min_raters=lo, max_raters=hi)
+    judge = agreement_section(table, units, opts)
+    if not pending:  # no flag is claimed before the tests have run
+        flags_section(table, opts)
+    table_section(table)
+    class_distribution_section(units, opts, judge)
+
+
 #: The controls a reload or a shared link restores (the address bar holds them).
 URL_KEYS = {"ag_tab": str, "ag_source": str, "lb_measure": str, "lb_crit": str, "rp_measure": str, "rp_crit": str}
 
@@ -231,28 +244,11 @@ def main() -> None:
         units = ui.units()
         opts = controls(ratings, units)
         lo, hi = unit_filter()
-        tab_group, tab_board, tab_meta, tab_pairs = st.tabs(
-            ["Agreement by group", "Which judge?", "System level", "Rater pairs"], key="ag_tab", on_change="rerun")
-        # Only the open tab runs, so each tab's bootstrap is paid for when it is looked at.
-        if tab_group.open:
-            with tab_group:
-                table, pending = ui.AGREEMENT.points_first(by=tuple(opts.by), judges=tuple(opts.judges),
-                                                           n_boot=opts.n_boot, seed=opts.seed, min_raters=lo,
-                                                           max_raters=hi)
-                judge = agreement_section(table, units, opts)
-                if not pending:  # no flag is claimed before the tests have run
-                    flags_section(table, opts)
-                table_section(table)
-                class_distribution_section(units, opts, judge)
-        if tab_board.open:
-            with tab_board:
-                leaderboard_tab(ratings, units, opts)
-        if tab_meta.open:
-            with tab_meta:
-                meta_tab(ratings, opts)
-        if tab_pairs.open:
-            with tab_pairs:
-                pairs_tab(units, opts)
+        ui.lazy_tabs("ag_tab", {
+            "Agreement by group": lambda: group_tab(units, opts, lo, hi),
+            "Which judge?": lambda: leaderboard_tab(ratings, units, opts),
+            "System level": lambda: meta_tab(ratings, opts),
+            "Rater pairs": lambda: pairs_tab(units, opts)})
         ui.sync_url(URL_KEYS)
     measures_guide()
     with ui.guard("Computing the intervals"):

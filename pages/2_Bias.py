@@ -162,24 +162,12 @@ def main() -> None:
         # Grouped views show one criterion (rows = groups); ungrouped ones list the criteria as rows.
         view = tables.criterion_view(rep.results, crit, grouped=bool(opts.by))
         y = opts.by[0] if opts.by else "criterion"
-        t1, t2, t3, t4, t5 = st.tabs(["Score distribution", "Familiarity", "Anchoring", "Self-consistency",
-                                      "All numbers"], key="bi_tab", on_change="rerun")
-        # Only the open tab runs: its figures are paid for when it is looked at.
-        if t1.open:
-            with t1:
-                score_distribution_tab(view, y, opts, crit)
-        if t2.open:
-            with t2:
-                familiarity_tab(rep, view, y, opts, crit)
-        if t3.open:
-            with t3:
-                anchoring_tab(ratings, rep, view, opts, crits)
-        if t4.open:
-            with t4:
-                self_consistency_tab(view, y)
-        if t5.open:
-            with t5:
-                numbers_tab(rep.results)
+        ui.lazy_tabs("bi_tab", {
+            "Score distribution": lambda: score_distribution_tab(view, y, opts, crit),
+            "Familiarity": lambda: familiarity_tab(rep, view, y, opts, crit),
+            "Anchoring": lambda: anchoring_tab(ratings, rep, view, opts, crits),
+            "Self-consistency": lambda: self_consistency_tab(view, y),
+            "All numbers": lambda: numbers_tab(rep.results)})
         ui.sync_url(URL_KEYS)
     with ui.guard("Testing for biases"):
         ui.finish_pending()

@@ -15,7 +15,7 @@ Each section, and the evalcore function that computes what it shows:
   :func:`evalcore.report.plots.forest_figure`, with :func:`evalcore.pairwise.winrate.mean_errors`.
 - :func:`error_curve_tab`: :func:`evalcore.pairwise.winrate.error_curve` (``ui.WINRATE_CURVE``), drawn by
   :func:`evalcore.report.plots.error_curve_figure`.
-- :func:`measures_guide`: what p, k, q0, q1, BWRS, Dawid-Skene and the priors mean.
+- the last tab, :data:`evalcore.report.guide.WIN_RATES`: what p, k, q0, q1, BWRS, Dawid-Skene and the priors mean.
 """
 
 from dataclasses import dataclass
@@ -233,10 +233,6 @@ def error_curve_tab(sel: Selection, pair) -> None:
         ui.download_csv(curve, file_name="error_curve.csv", label="Download the curve", key="wr_dl_curve")
 
 
-def measures_guide() -> None:
-    st.markdown(guide.WIN_RATES)
-
-
 #: The controls a reload or a shared link restores (the address bar holds them).
 URL_KEYS = {"wr_pair": str, "wr_tab": str, "wr_prior_kind": str}
 
@@ -248,21 +244,11 @@ def main() -> None:
     with ui.guard("Calibrating the win rate"):
         pairs = ui.comparison_pairs()
         sel, pair = controls(pairs)
-        tab_pair, tab_all, tab_curve, tab_read = st.tabs(
-            ["This pair", "All pairs", "Error vs human labels", "How to read this"], key="wr_tab", on_change="rerun")
-        # Only the open tab runs (on_change="rerun"), so a slider move refits only what this tab shows.
-        if tab_pair.open:
-            with tab_pair:
-                pair_tab(sel, pair)
-        if tab_all.open:
-            with tab_all:
-                all_pairs_tab(sel, pairs)
-        if tab_curve.open:
-            with tab_curve:
-                error_curve_tab(sel, pair)
-        if tab_read.open:
-            with tab_read:
-                measures_guide()
+        # Only the open tab runs, so a slider move refits only what this tab shows.
+        ui.lazy_tabs("wr_tab", {"This pair": lambda: pair_tab(sel, pair),
+                                "All pairs": lambda: all_pairs_tab(sel, pairs),
+                                "Error vs human labels": lambda: error_curve_tab(sel, pair),
+                                "How to read this": lambda: st.markdown(guide.WIN_RATES)})
         ui.sync_url(URL_KEYS)
 
 

@@ -54,7 +54,7 @@ from .analyses import (
     unit_filter,
     units,
 )
-from .layout import figure, how_to_read, paginate
+from .layout import figure, how_to_read, lazy_tabs, paginate
 from .messages import app_message
 from .state import (
     FLAG_RULE,
@@ -84,7 +84,7 @@ __all__ = [
     "FLAG_RULE", "AuditOptions", "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
     "home_link", "is_sample", "no_dataset_message", "page", "require_table", "set_current", "sync_url", "url_state", "workspace",
     # layout
-    "figure", "how_to_read", "paginate",
+    "figure", "how_to_read", "lazy_tabs", "paginate",
     # messages
     "app_message",
     # analyses

@@ -26,7 +26,7 @@ import streamlit as st
 from ..columns import COMPARISONS, RATINGS
 from . import cache
 from .cache import Dataset, Progress
-from .state import current
+from .state import PENDING, current
 
 Compute = Callable[[Dataset, dict, Progress], Any]
 
@@ -105,10 +105,6 @@ class Analysis:
             st.session_state.setdefault(PENDING, []).append((job, slot))
             return self.result(**{**opts, "n_boot": 0}), True
         return (self.decode(out) if self.decode else out), False
-
-
-#: Session key of the results a page showed as point estimates in this run (:meth:`Analysis.points_first`).
-PENDING = "evalcore_pending_analyses"
 
 
 def finish_pending() -> None:

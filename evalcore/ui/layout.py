@@ -6,7 +6,7 @@ These are display helpers only; the texts live in :mod:`evalcore.report.guide` (
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 import streamlit as st
 
@@ -70,3 +70,15 @@ def paginate(values: Sequence, *, key: str, noun: str, per_page: int = 4) -> lis
         st.session_state[key] = labels[0]
     picked = st.segmented_control(f"{noun.capitalize()}: {per_page} at a time", labels, key=key, required=True)
     return pages[labels.index(picked)] if picked in labels else pages[0]
+
+
+def lazy_tabs(key: str, tabs: Mapping[str, Callable[[], None]]) -> None:
+    """Tabs of which only the open one runs: each tab's computation is paid for when it is looked at.
+
+    ``tabs`` maps a label to what draws the tab. The open tab is the widget's state under ``key`` (so the
+    address bar can keep it); a click reruns the page, which draws the newly opened tab.
+    """
+    for tab, draw in zip(st.tabs(list(tabs), key=key, on_change="rerun"), tabs.values()):
+        if tab.open:
+            with tab:
+                draw()

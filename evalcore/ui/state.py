@@ -34,6 +34,9 @@ PARAM = "dataset"
 _SEEN = "evalcore_options_of_"
 TABLE_LABEL = {RATINGS: "pointwise ratings", COMPARISONS: "pairwise comparisons"}
 HOME = "Home.py"
+#: Session key of the results a page showed as point estimates in this run
+#: (:meth:`evalcore.ui.analyses.Analysis.points_first`).
+PENDING = "evalcore_pending_analyses"
 
 
 def workspace() -> Workspace:
@@ -263,7 +266,7 @@ def _dataset_panel() -> None:
 def page(title: str, icon: str = ":material/balance:") -> None:
     """Page config and the shared sidebar; call first on every page."""
     st.set_page_config(page_title=f"{title} · evalcore", page_icon=icon, layout="wide")
-    st.session_state.pop("evalcore_pending_analyses", None)  # an interrupted run's queue (analyses.PENDING)
+    st.session_state.pop(PENDING, None)  # an interrupted run's queue of point-estimates-first results
     sidebar()
 
 
