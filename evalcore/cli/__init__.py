@@ -13,11 +13,12 @@ they share are in :mod:`.options`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
+from ..data import files
 from ..errors import DataError, WorkspaceError
-from . import agreement, bias, position, report, superficial, validate, winrate
 
 __all__ = ["build_parser", "main"]
 
@@ -31,6 +32,9 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``evalcore`` argument parser with its subcommands."""
+    # Imported here, not at the top: main() first starts reading the input (see _read_ahead).
+    from . import agreement, bias, position, report, superficial, validate, winrate
+
     parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for command in (validate, agreement, bias, winrate, superficial, position, report):
@@ -44,6 +48,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # ArviZ announces its refactor on import; it is not the user's concern.
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$")
+    ahead = _read_ahead(list(sys.argv[1:] if argv is None else argv))
+    if ahead is not None and "pandas" not in sys.modules:  # a fresh process: imports to overlap
+        files.prefetch(ahead)
+    try:
+        return _run(argv)
+    finally:
+        files.drop_prefetched()
+
+
+#: The commands that read an input file with evalcore's readers.
+_READERS = ("validate", "agreement", "bias", "winrate", "superficial", "position", "report")
+
+
+def _read_ahead(argv: list[str]) -> str | None:
+    """The input file to read in a background thread while the analyses import (files.prefetch), if any.
+
+    A fresh process spends about half a second importing pandas on one core; reading and parsing
+    the file meanwhile on the other shortens the command by the time the read takes. Only the plain
+    case is read ahead (one file, the default delimiter, evalcore's own reader): the result is used
+    only when the command reads that very file, so a wrong guess costs only some idle-core time.
+    """
+    if len(argv) < 2 or argv[0] not in _READERS:
+        return None
+    if any(a.split("=")[0] in ("--delimiter", "--engine", "--sheet") or a in ("-h", "--help") for a in argv):
+        return None
+    return next((a for a in argv[1:] if not a.startswith("-") and os.path.isfile(a)), None)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -55,8 +88,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"evalcore: error: {exc}\n")
         return 1
     except BrokenPipeError:  # output piped into `head`: stop quietly
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:

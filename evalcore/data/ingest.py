@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import columns
 from . import io, raters, schema
+from .codes import shared_codes
 from .raters import looks_like_judge
 from ..errors import DataError
 
@@ -295,9 +296,10 @@ def load(
         guess = _presets.detect_preset(paths)
         raise DataError("is a folder", file=str(path),
                         fix=(f"use --preset {guess}" if guess else "give a file, or a --preset that reads folders"))
-    raw = io.read_table(path, name=(names[0] if names else None), sheet=sheet, delimiter=delimiter)
-    return ingest_frame(raw, file=raw.attrs["file"], mapping=mapping, table=table, wide=wide,
-                   judge_raters=judge_raters)
+    with shared_codes():  # columns the reader factorised (files.prefetch) serve validation
+        raw = io.read_table(path, name=(names[0] if names else None), sheet=sheet, delimiter=delimiter)
+        return ingest_frame(raw, file=raw.attrs["file"], mapping=mapping, table=table, wide=wide,
+                            judge_raters=judge_raters)
 
 
 SAMPLE_FILES = {"ratings": "ratings_multilingual.csv", "comparisons": "comparisons_pairwise.csv"}

@@ -19,10 +19,8 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,6 +37,7 @@ from ..columns import (
 )
 from ..errors import DataError
 from . import raters as _raters
+from .codes import data_of, factorize, memo_get, memo_put, remember, same_codes, shared_codes  # noqa: F401
 
 ROW = "__row__"  # spreadsheet row number of each record, kept through reshaping for messages
 
@@ -106,103 +105,8 @@ def _squash(name: object) -> str:
 
 
 # --------------------------------------------------------------------------- column codes
-# Validation and the summary look at a million-row column through its distinct values: the
-# column is factorised once (codes + distinct values, as pandas.factorize), every string
-# operation runs on the few distinct values, and the answer is taken back by code. Within
-# one validate/summarize call (or a shared_codes() block) a column's factorisation is reused.
-
-_MEMO: ContextVar[dict | None] = ContextVar("evalcore_schema_codes", default=None)
-
-
-@contextmanager
-def shared_codes() -> Iterator[None]:
-    """Reuse each column's factorisation inside the block (validate, summarize, analyses of one frame).
-
-    The memo holds the columns it describes and is dropped when the block ends.
-    """
-    if _MEMO.get() is not None:
-        yield
-        return
-    token = _MEMO.set({})
-    try:
-        yield
-    finally:
-        _MEMO.reset(token)
-
-
-def _memo_get(key: tuple) -> object | None:
-    memo = _MEMO.get()
-    hit = memo.get(key[1:]) if memo is not None else None
-    return hit[1] if hit is not None and hit[0] is key[0] else None
-
-
-def _memo_put(key: tuple, value: object) -> None:
-    memo = _MEMO.get()
-    if memo is not None:
-        memo[key[1:]] = (key[0], value)  # keeps the keyed object alive, so its id is not reused
-
-
-def _data_of(s: pd.Series) -> object | None:
-    """What identifies a column's contents: its Arrow data (immutable, and shared by the frames that
-    reorder or subset columns of one another); None for other columns, which are not memoised."""
-    return getattr(s.array, "_pa_array", None)
-
-
-def _factorize(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """``pandas.factorize(s)`` (codes, -1 for missing; distinct values in order of first appearance), memoised."""
-    arr = _data_of(s)
-    if arr is None:
-        return pd.factorize(s)
-    key = (arr, "codes", id(arr))
-    hit = _memo_get(key)
-    if hit is None:
-        hit = _factorize_runs(s, arr) or pd.factorize(s)
-        _memo_put(key, hit)
-    return hit  # type: ignore[return-value]
-
-
-def _factorize_runs(s: pd.Series, data) -> tuple[np.ndarray, pd.Index] | None:
-    """``pandas.factorize(s)`` from the first row of each run of equal values; None when runs are short.
-
-    An export sorted by item repeats each ``item_id`` on consecutive rows: factorising one row per
-    run and repeating its code is exact and hashes a fraction of the strings.
-    """
-    import pyarrow.compute as pc
-
-    n = len(data)
-    probe = min(n, 4096)
-    if n < 4096 or _run_starts(pc, data.slice(0, probe), probe).size > probe // 4:
-        return None
-    starts = _run_starts(pc, data, n)
-    if starts.size > n // 4:
-        return None
-    codes, uniques = pd.factorize(s.iloc[starts])
-    # int32: half the fresh memory of pandas' codes (first touches of memory are costly in a new process).
-    return np.repeat(codes.astype(np.int32), np.diff(np.append(starts, n))), uniques
-
-
-def _run_starts(pc, data, n: int) -> np.ndarray:
-    """Rows where a new run of equal values starts (a missing value starts its own run)."""
-    same = pc.fill_null(pc.equal(data.slice(1), data.slice(0, n - 1)), False).to_numpy(zero_copy_only=False)
-    return np.flatnonzero(np.concatenate(([True], ~np.asarray(same, dtype=bool))))
-
-
-def _remember(s: pd.Series, codes: np.ndarray, uniques: pd.Index) -> pd.Series:
-    """Record ``s``'s factorisation (known from the column it was derived from) and return ``s``."""
-    arr = _data_of(s)
-    if arr is not None:
-        _memo_put((arr, "codes", id(arr)), (codes, uniques))
-    return s
-
-
-def _same_codes(new: pd.Series, old: pd.Series) -> pd.Series:
-    """``new``, which holds ``old``'s values in another dtype, with ``old``'s factorisation if it is known."""
-    arr = _data_of(old)
-    hit = _memo_get((arr, "codes", id(arr))) if arr is not None else None
-    if hit is not None:
-        codes, uniques = hit  # type: ignore[misc]
-        _remember(new, codes, pd.Index(pd.array(uniques, dtype=new.dtype)))
-    return new
+# Every column is looked at through its codes (evalcore.data.codes): one factorisation per column
+# within a shared_codes() block.
 
 
 def _distinct_pairs(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> np.ndarray:
@@ -237,14 +141,14 @@ def _strip_text(s: pd.Series) -> pd.Series:
     """``s.astype("string").str.strip()``, computed on the distinct values of a string column."""
     if not _is_text(s):
         return s.astype("string").str.strip()
-    codes, uniq = _factorize(s)
+    codes, uniq = factorize(s)
     u = pd.Series(uniq.array).astype("string")
     stripped = u.str.strip()
     if bool((stripped == u).all()):  # nothing to strip (the usual case): the column as it is
-        return _remember(s.astype("string"), codes, pd.Index(stripped.array))
+        return remember(s.astype("string"), codes, pd.Index(stripped.array))
     out = _take_text(stripped, codes, s.index).rename(s.name)
     new, merged = pd.factorize(stripped)  # ' a' and 'a' are one value now
-    return _remember(out, _by_code(new.astype(codes.dtype), codes, -1), merged)
+    return remember(out, _by_code(new.astype(codes.dtype), codes, -1), merged)
 
 
 # --------------------------------------------------------------------------- mapping
@@ -504,7 +408,7 @@ def _blank(s: pd.Series) -> pd.Series:
     """Empty cells: missing, or only whitespace."""
     if not _is_text(s):
         return s.isna() | (s.astype("string").str.strip() == "").fillna(True)
-    codes, uniq = _factorize(s)
+    codes, uniq = factorize(s)
     blank = (pd.Series(uniq.array).astype("string").str.strip() == "").fillna(True).to_numpy(dtype=bool)
     return pd.Series(_by_code(blank, codes, True), index=s.index)
 
@@ -513,13 +417,13 @@ def _norm_words(s: pd.Series, words: Mapping[str, Sequence[str]]) -> pd.Series:
     lookup = {w: k for k, ws in words.items() for w in ws}
     if _is_text(s):
         # Map distinct values only: the column may have millions of rows but a handful of values.
-        codes, uniq = _factorize(s)
+        codes, uniq = factorize(s)
         mapped = _map_words(pd.Series(uniq.array, dtype=object), lookup)
         if mapped.dtype == s.dtype and not mapped.isna().any() and (mapped.to_numpy() == uniq.to_numpy()).all():
             return s.rename(s.name)  # already the canonical words (the usual case): nothing to map
         new, merged = pd.factorize(mapped)  # 'Human' and 'human' are one value now
         out = _take_text(mapped, codes, s.index).rename(s.name)
-        return _remember(out, _by_code(new.astype(codes.dtype), codes, -1), merged)
+        return remember(out, _by_code(new.astype(codes.dtype), codes, -1), merged)
     return _map_words(s, lookup)
 
 
@@ -569,7 +473,7 @@ def _numeric_text(raw: pd.Series, *, file: str, col: str, notes: list[str] | Non
     None when a value is not a number or the comma is ambiguous: the element-wise path in
     :func:`_numeric` then finds the row and words the message.
     """
-    codes, uniq = _factorize(raw)
+    codes, uniq = factorize(raw)
     text = pd.Series(uniq.array).astype("string").str.strip()
     try:
         comma = decimal_comma(pd.unique(text.dropna()))
@@ -666,7 +570,7 @@ def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
         if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
             continue
         if _is_text(s):
-            uniq = pd.Series(_factorize(s)[1].array, dtype="string")  # the distinct values, in order
+            uniq = pd.Series(factorize(s)[1].array, dtype="string")  # the distinct values, in order
         else:
             text = s.astype("string")
             uniq = pd.Series(pd.unique(text.dropna()), dtype="string")
@@ -758,9 +662,9 @@ def _check_rater_kind(df: pd.DataFrame, file: str) -> None:
             file=file, column="rater_kind", row=_row_of(df, bad),
             fix="write 'human' for annotators and 'judge' for LLM evaluators",
         )
-    df["rater_kind"] = _same_codes(kind.astype("string"), kind)
-    rc, ru = _factorize(df["rater"])
-    kc, ku = _factorize(df["rater_kind"])
+    df["rater_kind"] = same_codes(kind.astype("string"), kind)
+    rc, ru = factorize(df["rater"])
+    kc, ku = factorize(df["rater_kind"])
     # Distinct (rater, kind) pairs: a rater in more than one is marked both ways.
     pairs = _distinct_pairs(rc, len(ru), kc, len(ku))
     per_rater = np.bincount(pairs // len(ku), minlength=len(ru))
@@ -776,7 +680,7 @@ def _check_rater_kind(df: pd.DataFrame, file: str) -> None:
 def _check_scores(df: pd.DataFrame, file: str, notes: list[str]) -> pd.DataFrame:
     """Ratings: the criterion (default 'overall') and numeric scores; rows without a score are left out."""
     crit = _strip_text(df["criterion"])
-    codes, uniq = _factorize(crit)
+    codes, uniq = factorize(crit)
     if (codes < 0).any() or (uniq == "").any():
         crit = crit.fillna("overall")
         crit.loc[crit == ""] = "overall"
@@ -884,7 +788,7 @@ def _check_comparisons(df: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[
 def _check_duplicates(df: pd.DataFrame, key: list[str], file: str, fix_dup: str) -> None:
     """No two rows are the same judgment (same ``key``); the message names both rows."""
     # One integer per row for the key (the columns' codes combined): hashing ints, not strings.
-    factors = [_factorize(df[k]) for k in key]
+    factors = [factorize(df[k]) for k in key]
     widths = [len(uniq) + 1 for _, uniq in factors]
     small = int(np.prod(np.asarray(widths, dtype=float))) < 2**31
     combined, span = np.zeros(len(df), dtype=np.int32 if small else np.int64), 1  # combined < span
@@ -919,7 +823,7 @@ def _check_duplicates(df: pd.DataFrame, key: list[str], file: str, fix_dup: str)
 
 def _check_both_kinds(df: pd.DataFrame, file: str) -> None:
     """At least one human row and one judge row."""
-    kinds = set(_factorize(df["rater_kind"])[1])
+    kinds = set(factorize(df["rater_kind"])[1])
     if HUMAN not in kinds or JUDGE not in kinds:
         lacking = HUMAN if HUMAN not in kinds else JUDGE
         raise DataError(
@@ -940,8 +844,8 @@ def _reorder(df: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
     cols, known = {}, {}
     for c in df.columns:
         s = df[c]
-        arr = _data_of(s)
-        hit = _memo_get((arr, "codes", id(arr))) if arr is not None and _is_text(s) else None
+        arr = data_of(s)
+        hit = memo_get((arr, "codes", id(arr))) if arr is not None and _is_text(s) else None
         if hit is None:
             cols[c] = s.array.take(order)
         else:
@@ -951,7 +855,7 @@ def _reorder(df: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
     out = pd.DataFrame(cols, index=df.index[order], columns=df.columns, copy=False)
     out.attrs = copy.deepcopy(df.attrs)  # as iloc does
     for c, (codes, uniques) in known.items():  # the summary counts the reordered columns again
-        _remember(out[c], codes, uniques)
+        remember(out[c], codes, uniques)
     return out
 
 
@@ -960,7 +864,7 @@ def _canonical_layout(df: pd.DataFrame, table: str) -> pd.DataFrame:
     if table == RATINGS:
         # Each item's judgments together, items in order of first appearance (a stable sort keeps each
         # item's rows in file order): how a long table reads, and what agreement.count_units counts fastest.
-        codes = _factorize(df["item_id"])[0]
+        codes = factorize(df["item_id"])[0]
         if len(codes) > 1 and (np.diff(codes) < 0).any():
             # Stable sorts of 16-bit keys are radix sorts in numpy: use them when the items allow.
             keys = codes.astype(np.uint16) if int(codes.max()) < 2**16 else codes
@@ -1049,25 +953,25 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _n_unique(frame: pd.DataFrame, col: str) -> int:
-    return len(_factorize(frame[col])[1]) if col in frame.columns else 0
+    return len(factorize(frame[col])[1]) if col in frame.columns else 0
 
 
 def _is_kind(frame: pd.DataFrame, kind: str) -> np.ndarray:
     """Rows whose ``rater_kind`` is ``kind`` (a boolean array), from the column's codes."""
-    codes, uniq = _factorize(frame["rater_kind"])
+    codes, uniq = factorize(frame["rater_kind"])
     key = (codes, "is_kind", id(codes), kind)
-    hit = _memo_get(key)
+    hit = memo_get(key)
     if hit is None:
         where = np.flatnonzero(np.asarray(uniq == kind, dtype=bool))
         hit = np.isin(codes, where) if len(where) > 1 else codes == (where[0] if len(where) else -2)
-        _memo_put(key, hit)
+        memo_put(key, hit)
     return hit.copy()  # type: ignore[union-attr]
 
 
 def _max_per_item(frame: pd.DataFrame, kind: str) -> int:
     """The most distinct raters of ``kind`` on one item (and criterion)."""
     key = (frame, "max_per_item", id(frame), kind)
-    hit = _memo_get(key)
+    hit = memo_get(key)
     if hit is not None:
         return hit  # type: ignore[return-value]
     mask = _is_kind(frame, kind)
@@ -1076,10 +980,10 @@ def _max_per_item(frame: pd.DataFrame, kind: str) -> int:
     keys = ["item_id"] + (["criterion"] if "criterion" in frame.columns else [])
     group = np.zeros(len(frame), dtype=np.int64)
     for k in keys:  # one code per (item, criterion); groupby leaves out missing keys
-        codes, uniq = _factorize(frame[k])
+        codes, uniq = factorize(frame[k])
         mask &= codes >= 0
         group = group * (len(uniq) + 1) + codes
-    rc, ru = _factorize(frame["rater"])
+    rc, ru = factorize(frame["rater"])
     mask &= rc >= 0
     if not mask.any():
         return 0
@@ -1089,7 +993,7 @@ def _max_per_item(frame: pd.DataFrame, kind: str) -> int:
     n_groups = int(group.max()) + 1
     pairs = _distinct_pairs(group, n_groups, rc[mask], len(ru))  # distinct (group, rater)
     out = int(np.bincount(pairs // len(ru)).max())
-    _memo_put(key, out)
+    memo_put(key, out)
     return out
 
 
@@ -1119,15 +1023,15 @@ def _two_humans(df: pd.DataFrame) -> list[str]:
 
 
 def _judge_and_human(df: pd.DataFrame) -> list[str]:
-    codes, uniq = _factorize(df["item_id"])
+    codes, uniq = factorize(df["item_id"])
     key = (codes, "judge_and_human", id(codes))
-    both = _memo_get(key)
+    both = memo_get(key)
     if both is None:
         seen = [np.zeros(len(uniq) + 1, dtype=bool) for _ in range(2)]
         for marks, kind in zip(seen, (JUDGE, HUMAN)):
             marks[codes[_is_kind(df, kind)]] = True  # code -1 (a missing id) marks the spare last slot
         both = bool((seen[0] & seen[1])[:-1].any())
-        _memo_put(key, both)
+        memo_put(key, both)
     return [] if both else ["judge and human judgments of the same items"]
 
 
@@ -1268,11 +1172,11 @@ class Summary:
 def _levels(frame: pd.DataFrame, col: str) -> tuple[str, ...]:
     if col not in frame.columns:
         return ()
-    return tuple(sorted(map(str, _factorize(frame[col])[1])))
+    return tuple(sorted(map(str, factorize(frame[col])[1])))
 
 
 def _n_raters(frame: pd.DataFrame, kind: str) -> int:
-    codes, uniq = _factorize(frame["rater"])
+    codes, uniq = factorize(frame["rater"])
     codes = codes[_is_kind(frame, kind)]
     return int(np.count_nonzero(np.bincount(codes[codes >= 0], minlength=len(uniq))))
 

@@ -117,7 +117,7 @@ def _precheck(payload: list[tuple[str, bytes]]) -> None:
     """Refuse what cannot be data (too large, empty, binary) before it is stored."""
     for name, data in payload:
         if len(data) > io.max_file_bytes():
-            io._check_size(len(data), name, None)
+            io.check_size(len(data), name, None)
         fmt = io.sniff_format(data, name)
         if fmt == "excel":
             io.excel_sheets(data, name=name)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.data import ingest, io, schema
+from evalcore.data import codes, ingest, io, schema
 from evalcore.errors import DataError, FileTooLargeError
 from tests.helpers import DATASETS, HANNA, SAMPLE, SAMPLE_PAIRS
 
@@ -358,9 +358,9 @@ def test_factorize_by_runs_equals_pandas(layout):
     if layout == "shuffled":
         values = values[rng.permutation(len(values))]
     s = pd.Series(pd.array(values, dtype=STR))
-    codes, uniques = schema._factorize(s)
+    got, uniques = codes.factorize(s)
     expected_codes, expected_uniques = pd.factorize(s)
-    np.testing.assert_array_equal(codes, expected_codes)
+    np.testing.assert_array_equal(got, expected_codes)
     assert uniques.equals(expected_uniques) and uniques.dtype == expected_uniques.dtype
-    used = schema._factorize_runs(s, s.array._pa_array) is not None
+    used = codes.factorize_runs(s, s.array._pa_array) is not None
     assert used == (layout != "shuffled")
