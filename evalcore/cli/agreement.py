@@ -54,13 +54,15 @@ def _dump(table) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Agreement per group, as a terminal table or JSON records."""
+    from ..data.codes import shared_codes
     from ..pointwise.agreement import count_units, filter_units, one_shot
 
     one_shot()  # one table, then exit: numpy's passes unless the table is very large
     if getattr(args, "engine", None):
         return _run_engine(args)
-    ing = load_table(args, "ratings")
-    units = filter_units(count_units(ing.frame), min_raters=args.min_raters, max_raters=args.max_raters)
+    with shared_codes():  # the columns validation factorised are counted without hashing them again
+        ing = load_table(args, "ratings")
+        units = filter_units(count_units(ing.frame), min_raters=args.min_raters, max_raters=args.max_raters)
     by = args.by if args.by is not None else [c for c in ("language", "criterion") if c in units.codes]
     if by == ["none"]:
         by = []

@@ -569,15 +569,32 @@ class _Reader(threading.Thread):
             # One parser thread: the main thread is busy importing on the other core.
             parsed = arrow_csv(data, name, fmt, None, threads=False) if fmt in ("csv", "tsv") else None
             if parsed is not None and parsed.keep is None:
-                # Factorise columns for validation while the main thread still imports, and not
-                # a column longer: the main thread factorises the rest as it always does.
-                done = []
-                for col in parsed.table.columns:
-                    done.append(None if self.wanted.is_set() else _dictionary_codes(col))
-                parsed = replace(parsed, codes=tuple(done))
+                parsed = replace(parsed, codes=self._factorise(parsed.table.columns))
             self.result = Prefetched(data=data, name=name, fmt=fmt, parsed=parsed)
         except Exception:  # the main thread reads the file itself and reports the problem
             self.result = None
+
+
+    def _factorise(self, cols: list) -> tuple:
+        """Each column's :func:`_dictionary_codes` for validation: one at a time while the main thread
+        imports, then the rest on two threads once it waits (its core is idle; the kernels release the GIL)."""
+        done: list = [None] * len(cols)
+
+        def encode(ks: list[int]) -> None:
+            for k in ks:
+                done[k] = _dictionary_codes(cols[k])
+
+        k = 0
+        while k < len(cols) and not self.wanted.is_set():
+            encode([k])
+            k += 1
+        rest = list(range(k, len(cols)))
+        if rest:
+            other = threading.Thread(target=encode, args=(rest[1::2],), name="evalcore-prefetch-codes", daemon=True)
+            other.start()
+            encode(rest[::2])
+            other.join()
+        return tuple(done)
 
 
 _PENDING: dict[tuple, _Reader] = {}

@@ -290,6 +290,34 @@ def _codes(s: pd.Series, arr=None, *, lag: int | None = None, bits: np.ndarray |
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
 
 
+def _known_codes(s: pd.Series):
+    """:func:`_codes` of ``s`` when validation already factorised it in this block (:mod:`evalcore.data.codes`), else None.
+
+    They are :func:`_codes`'s when the column has no missing value and the codes number the values in
+    order of first appearance (pandas' do; codes carried over a reordering do not). Call it in the thread
+    that opened the block: the memo is a context variable.
+    """
+    from ..data import codes as column_codes
+
+    arr = column_codes.data_of(s)
+    hit = column_codes.memo_get((arr, "codes", id(arr))) if arr is not None else None
+    if hit is None:
+        return None
+    code, uniques = hit  # type: ignore[misc]
+    if not len(code) or len(code) != len(s) or int(code.min()) < 0:
+        return None
+    reached = np.maximum.accumulate(code)  # each value's first row comes after the previous value's
+    if reached[0] != 0 or int(reached[-1]) != len(uniques) - 1 or bool((np.diff(reached) > 1).any()):
+        return None
+    if _is_arrow_string(s):
+        import pyarrow as pa
+
+        uniques = pa.array(uniques.array)
+        if isinstance(uniques, pa.ChunkedArray):
+            uniques = uniques.combine_chunks()
+    return np.asarray(code, dtype=np.int64), uniques
+
+
 def _encode_heads(arr, bits: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray, object]:
     """The rows that differ from the row ``lag`` before them, their codes, and the distinct values."""
     import pyarrow.compute as pc
@@ -311,9 +339,9 @@ class _Items:
     run_item: np.ndarray | None = None  # the item of each run
 
 
-def _items(df: pd.DataFrame, arr, sorted_by_item: bool) -> _Items:
+def _items(df: pd.DataFrame, arr, sorted_by_item: bool, known=None) -> _Items:
     if not sorted_by_item:
-        code, _ = _codes(df["item_id"], arr, lag=0)
+        code, _ = known or _codes(df["item_id"], arr, lag=0)
         return _Items(code, _passes(len(code)).first_rows(code, int(code.max()) + 1 if len(code) else 0))
     bits = _diff_bits(arr, 1)
     starts, run_item, uniques = _encode_heads(arr, bits, 1)
@@ -322,7 +350,8 @@ def _items(df: pd.DataFrame, arr, sorted_by_item: bool) -> _Items:
     return _Items(code, starts[first_run], bits, starts, first_run, run_item)
 
 
-def _segment(df: pd.DataFrame, s: str, items: _Items, bits: np.ndarray | None) -> tuple[np.ndarray, object]:
+def _segment(df: pd.DataFrame, s: str, items: _Items, bits: np.ndarray | None,
+             known=None) -> tuple[np.ndarray, object]:
     """A per-item segment's code per *item* and its distinct values, checked to be constant per item.
 
     For a file sorted by item (``bits``: where the segment changes), the segment may change only
@@ -344,7 +373,7 @@ def _segment(df: pd.DataFrame, s: str, items: _Items, bits: np.ndarray | None) -
             bad = int(items.starts[wrong[0]]) if len(wrong) else -1
             per_item = run_codes[items.first_run]
     else:
-        rcode, uniques = _codes(df[s])
+        rcode, uniques = known or _codes(df[s])
         bad = _passes(len(rcode)).first_mismatch(items.code, items.first_row, rcode)
         per_item = rcode[items.first_row]
     if bad >= 0:
@@ -410,9 +439,11 @@ class _NumpyPasses:
 
     @staticmethod
     def first_rows(code: np.ndarray, n_codes: int) -> np.ndarray:
-        out = np.full(n_codes, -1, np.int64)
-        seen, first = np.unique(code, return_index=True)
-        out[seen] = first
+        # One unbuffered pass (np.minimum.at), not np.unique's sort: 10-25x faster on 1M rows.
+        n = len(code)
+        out = np.full(n_codes, n, np.int64)
+        np.minimum.at(out, code, np.arange(n, dtype=np.int64))
+        out[out == n] = -1
         return out
 
     @staticmethod
@@ -512,15 +543,17 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
     # depend on them), the criteria and the per-segment comparisons, and the raters and scores.
     item_arr = _arrow(df["item_id"])
     sorted_by_item = item_arr is not None and _compiled(len(item_arr)) and _best_lag(item_arr) == 1
+    # Columns validation factorised in the same block (the CLI's one-shot run) are not hashed again.
+    known = {c: _known_codes(df[c]) for c in ("item_id", "criterion", "rater", *segs)}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        items_f = pool.submit(_items, df, item_arr, sorted_by_item)
+        items_f = pool.submit(_items, df, item_arr, sorted_by_item, known["item_id"])
         seg_bits = {s: pool.submit(_diff_bits, _arrow(df[s]), 1) for s in segs
                     if sorted_by_item and _is_arrow_string(df[s])}
-        crits = pool.submit(_codes, df["criterion"])
+        crits = pool.submit(lambda: known["criterion"] or _codes(df["criterion"]))
         # Queued behind the items and the comparisons it waits for, so it cannot block them.
         segs_f = pool.submit(lambda: {s: _segment(df, s, items_f.result(), seg_bits[s].result() if s in seg_bits
-                                                  else None) for s in segs})
-        rater_code, rater_uniques = _codes(df["rater"])
+                                                  else None, known[s]) for s in segs})
+        rater_code, rater_uniques = known["rater"] or _codes(df["rater"])
         score, lo, table, values = _scale(df["score"])
         crit_code, crit_uniques = crits.result()
         items = items_f.result()

@@ -105,8 +105,8 @@ def test_prepare_matches_pandas_groupby_in_every_layout(layout, monkeypatch, pas
     lags, compared = [], []
     best_lag, segment = A._best_lag, A._segment
     monkeypatch.setattr(A, "_best_lag", lambda arr, **kw: lags.append(best_lag(arr, **kw)) or lags[-1])
-    monkeypatch.setattr(A, "_segment", lambda df, s, items, bits: compared.append(bits is not None)
-                        or segment(df, s, items, bits))
+    monkeypatch.setattr(A, "_segment", lambda df, s, items, bits, known=None: compared.append(bits is not None)
+                        or segment(df, s, items, bits, known))
     units = A.count_units(df)
     if PATHS[layout] is None or passes == "numpy":
         assert lags == [] and compared == [False, False]
@@ -124,6 +124,47 @@ def test_prepare_matches_pandas_groupby_in_every_layout(layout, monkeypatch, pas
     # The segments keep the ratings' dtypes.
     for c in ("criterion", "language", "task"):
         assert units.segments[c].dtype == df[c].dtype
+
+
+@pytest.mark.parametrize("layout", list(PATHS))
+def test_columns_validation_factorised_give_the_same_units(layout):
+    """The CLI counts inside the block where validation factorised the columns (evalcore.data.codes):
+    count_units takes those codes instead of hashing again, where they are its own, and the units
+    are the same as counted from scratch."""
+    from evalcore.data import codes, schema
+
+    df = _layouts(_ratings(0))[layout]
+    with codes.shared_codes():
+        frame = schema.validate(df, table="ratings").frame
+        taken = {c: A._known_codes(frame[c]) is not None for c in ("item_id", "criterion", "rater", "language")}
+        inside = A.count_units(frame)
+    fresh = A.count_units(frame)  # the block is closed: every column hashed
+    if layout == "sorted by item":  # a language is missing on some items: that column is hashed again
+        assert taken == {"item_id": True, "criterion": True, "rater": True, "language": False}
+    assert inside.values.tolist() == fresh.values.tolist() and inside.judges == fresh.judges
+    for a in ("counts", "judge_codes", "item"):
+        np.testing.assert_array_equal(getattr(inside, a), getattr(fresh, a))
+    assert inside.scale == fresh.scale and inside.codes.keys() == fresh.codes.keys()
+    for c in inside.codes:
+        np.testing.assert_array_equal(inside.codes[c][0], fresh.codes[c][0])
+        assert inside.codes[c][1] == fresh.codes[c][1]
+    pd.testing.assert_frame_equal(inside.segments, fresh.segments)
+    assert _from_units(inside, frame) == _reference(frame)
+
+
+def test_codes_in_another_order_are_not_taken():
+    """Codes carried over a reordering (schema's canonical layout) do not number the values in order of
+    first appearance: count_units hashes such a column itself."""
+    from evalcore.data import codes
+
+    s = pd.Series(pd.array(["b", "a", "b", "c"], dtype=pd.StringDtype("pyarrow", na_value=np.nan)))
+    with codes.shared_codes():
+        codes.remember(s, np.array([1, 0, 1, 2], dtype=np.int32), pd.Index(["a", "b", "c"]))
+        assert A._known_codes(s) is None
+        codes.remember(s, np.array([0, 1, 0, 2], dtype=np.int32), pd.Index(["b", "a", "c"]))
+        got = A._known_codes(s)
+        assert got is not None and got[0].tolist() == [0, 1, 0, 2] and got[1].to_pylist() == ["b", "a", "c"]
+    assert A._known_codes(s) is None  # outside the block nothing is known
 
 
 @pytest.mark.parametrize("case", ["runs", "period 7", "shuffled", "nulls in runs", "nulls scattered", "all null",
