@@ -541,7 +541,7 @@ def _dictionary_codes(col) -> tuple:
 class Prefetched:
     """What :func:`read_bytes`, :func:`sniff_plain` and :func:`arrow_csv` gave for a prefetched file."""
 
-    data: bytes
+    data: bytes  # empty once ``parsed`` holds the table: nothing reads the bytes again
     name: str
     fmt: str
     parsed: ArrowCsv | None  # None: not CSV/TSV, or a file the pyarrow path leaves to pandas
@@ -568,8 +568,10 @@ class _Reader(threading.Thread):
             self.imported.wait()
             # One parser thread: the main thread is busy importing on the other core.
             parsed = arrow_csv(data, name, fmt, None, threads=False) if fmt in ("csv", "tsv") else None
-            if parsed is not None and parsed.keep is None:
-                parsed = replace(parsed, codes=self._factorise(parsed.table.columns))
+            if parsed is not None:
+                data = b""  # the table holds the data: let the bytes go (a new process pays for fresh memory)
+                if parsed.keep is None:
+                    parsed = replace(parsed, codes=self._factorise(parsed.table.columns))
             self.result = Prefetched(data=data, name=name, fmt=fmt, parsed=parsed)
         except Exception:  # the main thread reads the file itself and reports the problem
             self.result = None
