@@ -73,6 +73,11 @@ def _read_ahead(argv: list[str]) -> str | None:
         return None
     if any(a.split("=")[0] in ("--delimiter", "--engine", "--sheet") or a in ("-h", "--help") for a in argv):
         return None
+    for k, a in enumerate(argv):  # a named preset reads its files its own way
+        if a == "--preset" and k + 1 < len(argv):
+            a = "--preset=" + argv[k + 1]
+        if a.startswith("--preset=") and a.split("=", 1)[1] not in ("auto", "none"):
+            return None
     return next((a for a in argv[1:] if not a.startswith("-") and os.path.isfile(a)), None)
 
 

@@ -199,5 +199,8 @@ def test_the_cli_reads_ahead_only_the_input_it_will_read(tmp_path):
     assert _read_ahead(["validate", s, "--delimiter", ","]) is None  # another read than the plain one
     assert _read_ahead(["agreement", s, "--engine", "duckdb"]) is None  # the engine reads the file
     assert _read_ahead(["validate", s, "--help"]) is None
+    assert _read_ahead(["validate", s, "--preset", "hanna"]) is None  # a preset reads the file its own way
+    assert _read_ahead(["validate", s, "--preset=crowdkit"]) is None
+    assert _read_ahead(["validate", "--preset", "none", s]) == s
     assert _read_ahead(["validate", str(tmp_path)]) is None  # a folder is for a preset
     assert _read_ahead(["validate", str(tmp_path / "missing.csv")]) is None
