@@ -576,7 +576,6 @@ class _Reader(threading.Thread):
         except Exception:  # the main thread reads the file itself and reports the problem
             self.result = None
 
-
     def _factorise(self, cols: list) -> tuple:
         """Each column's :func:`_dictionary_codes` for validation: one at a time while the main thread
         imports, then the rest on two threads once it waits (its core is idle; the kernels release the GIL)."""
