@@ -33,8 +33,6 @@ from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractio
 from evalcore.report import guide, plots, tables
 
 
-
-
 def header() -> None:
     ui.page("Agreement", icon=":material/handshake:")
     st.title("Agreement: can the judge be trusted, and where?")

@@ -53,14 +53,6 @@ class Selection:
                                  ties=self.ties, seed=self.seed)
 
 
-def _fmt(v: float) -> str:
-    return "n/a" if v != v else f"{v:.3f}"
-
-
-def _interval(r) -> str:
-    return "no interval" if r.ci_low != r.ci_low else f"95% [{r.ci_low:.3f}, {r.ci_high:.3f}]"
-
-
 def header() -> None:
     ui.page("Win rates", icon=":material/trophy:")
     st.title("Win rates: what would humans have said?")
@@ -97,10 +89,10 @@ def controls(pairs) -> tuple[Selection, object]:
 def metrics_row(sel: Selection, pair, by_method: dict) -> None:
     """k, the humans' p, and each method's calibrated p."""
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Raw judge win rate k", _fmt(pair.k_observed), border=True,
+    m1.metric("Raw judge win rate k", tables.fmt_number(pair.k_observed), border=True,
               help=f"Share of {tables.verdict_count(pair):,} judge verdicts preferring {sel.a}, pooled over "
                    "judges (Gao et al. Eq. 4).")
-    m2.metric("Humans' win rate", _fmt(pair.p_human), border=True,
+    m2.metric("Humans' win rate", tables.fmt_number(pair.p_human), border=True,
               help=f"Share of the {pair.n_human} items with a human majority on which humans prefer {sel.a}; "
                    "over all human labels, whatever the slider says. This is the reference the estimates "
                    "should approach.")
@@ -113,12 +105,13 @@ def metrics_row(sel: Selection, pair, by_method: dict) -> None:
             continue
         gap = tables.mode_minus_humans(r, pair)
         delta = None if gap is None else f"{gap:+.3f} vs humans"
-        col.metric(f"{name} p (mode)", _fmt(r.p_mode), delta=delta, delta_color="off", delta_arrow="off",
+        interval = tables.fmt_interval(r.ci_low, r.ci_high, prefix="95% ")
+        col.metric(f"{name} p (mode)", tables.fmt_number(r.p_mode), delta=delta, delta_color="off", delta_arrow="off",
                    border=True,
-                   help=f"Posterior mode; mean {_fmt(r.p_mean)}; {_interval(r)}. "
+                   help=f"Posterior mode; mean {tables.fmt_number(r.p_mean)}; {interval}. "
                         + (f"{r.n_valid:,} of {r.n_samples:,} samples valid." if method == "bwrs" else
-                           f"R-hat {_fmt(r.rhat)}, ESS {r.ess:,.0f}, {r.n_samples:,} draws."))
-        col.caption(_interval(r) + f" · {r.seconds:.2f} s")
+                           f"R-hat {tables.fmt_number(r.rhat)}, ESS {r.ess:,.0f}, {r.n_samples:,} draws."))
+        col.caption(interval + f" · {r.seconds:.2f} s")
 
 
 def pair_tab(sel: Selection, pair) -> None:

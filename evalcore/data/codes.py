@@ -55,7 +55,11 @@ def data_of(s: pd.Series) -> object | None:
 
 
 def factorize(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """``pandas.factorize(s)`` (codes, -1 for missing; distinct values in order of first appearance), memoised."""
+    """``pandas.factorize(s)`` (codes, -1 for missing; distinct values in order of first appearance), memoised.
+
+    Codes :func:`remember`-ed for a reordered column keep the original numbering, so they need not be in
+    order of first appearance; they still map every row to its value.
+    """
     arr = data_of(s)
     if arr is None:
         return pd.factorize(s)

@@ -10,6 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from .tables import HUMANS  # noqa: F401  (the humans' name in what a page shows; re-exported)
+from .tables import fmt_number
 
 RATES = {"percent_agreement", "full_agreement", "pairwise_agreement", "weighted_f1"}
 PALETTE = px.colors.qualitative.Safe
@@ -65,14 +66,10 @@ def _score_axis(fig: go.Figure, scores) -> go.Figure:
     return fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
 
 
-def _fmt(v: float) -> str:
-    return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
-
-
 def _hover(sub: pd.DataFrame) -> pd.Series:
-    ci = [f"[{_fmt(lo)}, {_fmt(hi)}]" if np.isfinite(lo) else "no interval" for lo, hi in zip(sub["ci_low"], sub["ci_high"])]
+    ci = [f"[{fmt_number(lo)}, {fmt_number(hi)}]" if np.isfinite(lo) else "no interval" for lo, hi in zip(sub["ci_low"], sub["ci_high"])]
     note = sub["note"].fillna("").map(lambda s: f"<br>{s}" if s else "")
-    return ("estimate " + sub["estimate"].map(_fmt) + "<br>95% CI " + pd.Series(ci, index=sub.index)
+    return ("estimate " + sub["estimate"].map(fmt_number) + "<br>95% CI " + pd.Series(ci, index=sub.index)
             + "<br>n = " + sub["n"].astype(str) + " items, " + sub["n_units"].astype(str) + " units, "
             + sub["n_ratings"].astype(str) + " ratings" + note)
 
@@ -353,7 +350,7 @@ def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None
             continue
         m = r.method
         fig.add_trace(go.Scatter(
-            x=list(x), y=list(y), mode="lines", name=f"{METHOD_LABEL.get(m, m)}: mode {_fmt(r.p_mode)}",
+            x=list(x), y=list(y), mode="lines", name=f"{METHOD_LABEL.get(m, m)}: mode {fmt_number(r.p_mode)}",
             line={"color": WINRATE_COLORS.get(m, PALETTE[2]), "width": 2.5}, fill="tozeroy", opacity=0.5,
             hovertemplate="p = %{x:.3f}<br>density %{y:.2f}<extra>" + METHOD_LABEL.get(m, m) + "</extra>"))
     fig.add_vline(x=k, line={"color": WINRATE_COLORS["observed"], "dash": "dash", "width": 2},

@@ -226,11 +226,17 @@ def raters_with_role(roles: pd.DataFrame, role: str) -> list[str]:
     return [str(r) for r in roles.loc[roles["role"] == role, "rater"]]
 
 
-def _ci(lo: float, hi: float, signed: bool = False) -> str:
+def fmt_number(v: float | None) -> str:
+    """A number as pages, plots and tables show it: 3 decimals, ``n/a`` when undefined."""
+    return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
+
+
+def fmt_interval(lo: float, hi: float, *, signed: bool = False, prefix: str = "") -> str:
+    """An interval as ``prefix[lo, hi]`` to 3 decimals (``signed``: with a sign), ``no interval`` when undefined."""
     if lo != lo or hi != hi:
         return "no interval"
     f = "{:+.3f}" if signed else "{:.3f}"
-    return f"[{f.format(lo)}, {f.format(hi)}]"
+    return f"{prefix}[{f.format(lo)}, {f.format(hi)}]"
 
 
 def superficial_at(table: pd.DataFrame, alpha: float, *, by: Sequence[str], measure: str,
@@ -258,11 +264,11 @@ def superficial_shown(at: pd.DataFrame, *, by: Sequence[str], label: str) -> pd.
     """:func:`superficial_at` as the page prints it: estimates with their intervals in the cells."""
     shown = at[list(by)].copy() if by else pd.DataFrame(index=at.index)
     shown["items"] = at["n"].astype(int)
-    shown[f"raw {label}"] = [f"{e:.3f} {_ci(lo, hi)}" for e, lo, hi in zip(at["raw_estimate"], at["raw_ci_low"],
+    shown[f"raw {label}"] = [f"{e:.3f} {fmt_interval(lo, hi)}" for e, lo, hi in zip(at["raw_estimate"], at["raw_ci_low"],
                                                                               at["raw_ci_high"])]
-    shown[f"{label} at alpha"] = [f"{e:.3f} {_ci(lo, hi)}" for e, lo, hi in zip(at["estimate"], at["ci_low"],
+    shown[f"{label} at alpha"] = [f"{e:.3f} {fmt_interval(lo, hi)}" for e, lo, hi in zip(at["estimate"], at["ci_low"],
                                                                                   at["ci_high"])]
-    shown["change"] = [f"{e:+.3f} {_ci(lo, hi, True)}" for e, lo, hi in zip(at["change"], at["change_ci_low"],
+    shown["change"] = [f"{e:+.3f} {fmt_interval(lo, hi, signed=True)}" for e, lo, hi in zip(at["change"], at["change_ci_low"],
                                                                             at["change_ci_high"])]
     if "right_to_wrong" in at:
         shown["right → wrong"] = at["right_to_wrong"].astype(int)
@@ -356,7 +362,7 @@ def length_controlled_view(lc: pd.DataFrame, alpha: float) -> pd.DataFrame:
     rows = lc[keep]
     names = {"win_rate": "raw win rate", "lc_win_rate": "length-controlled", "subtracted_win_rate":
              f"after subtracting Q (α = {alpha:g})", "human_win_rate": "humans"}
-    cell = [f"{e:.3f} {_ci(lo, hi)}" if e == e else "n/a" for e, lo, hi in
+    cell = [f"{e:.3f} {fmt_interval(lo, hi)}" if e == e else "n/a" for e, lo, hi in
             zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]
     wide = rows.assign(cell=cell).pivot_table(index=["system_a", "system_b", "n"], columns="measure", values="cell",
                                               aggfunc="first", sort=False)
@@ -384,7 +390,7 @@ def before_after(report: pd.DataFrame, *, judge: str, by: Sequence[str]) -> pd.D
     from .plots import METHOD_NAMES, POSITION_LABELS
 
     rows = report[(report["judge"] == judge) & (report["measure"] != "not_available")]
-    cell = [("n/a" if e != e else f"{e:.3f} {_ci(lo, hi)}") + (" ⚑" if f is True else "")
+    cell = [("n/a" if e != e else f"{e:.3f} {fmt_interval(lo, hi)}") + (" ⚑" if f is True else "")
             for e, lo, hi, f in zip(rows["estimate"], rows["ci_low"], rows["ci_high"], rows["flagged"])]
     index = [*by, "measure"]
     wide = rows.assign(cell=cell).pivot_table(index=index, columns="method", values="cell", aggfunc="first",
@@ -435,13 +441,13 @@ def calibrated_judges(report: pd.DataFrame) -> list[str]:
 
 
 def _cells(rows: pd.DataFrame) -> list[str]:
-    return [("n/a" if e != e else f"{e:.3f} {_ci(lo, hi)}") for e, lo, hi in
+    return [("n/a" if e != e else f"{e:.3f} {fmt_interval(lo, hi)}") for e, lo, hi in
             zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]
 
 
 def leaderboard_view(board: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard as the page prints it: rank, judge, estimate [interval], difference to the best [interval]."""
-    diff = [("" if d != d else f"{d:+.3f} {_ci(lo, hi, True)}") for d, lo, hi in
+    diff = [("" if d != d else f"{d:+.3f} {fmt_interval(lo, hi, signed=True)}") for d, lo, hi in
             zip(board["diff_to_best"], board["diff_ci_low"], board["diff_ci_high"])]
     out = board[["rank", "judge"]].assign(estimate=_cells(board), minus_best=diff, n=board["n"],
                                           worse=board["worse_than_best"].map({True: "worse than the best",

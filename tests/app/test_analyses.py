@@ -32,13 +32,19 @@ def _script() -> None:
     st.text(f"same {list(again.columns) == list(table.columns) and len(again) == len(table)}")
 
 
-def test_ready_and_result_share_one_key_and_the_workspace_keeps_it(ws):
+def _run_on_sample(ws, script, *, timeout: int):
+    """``script`` run once as a page on the sample ratings saved in the workspace: the AppTest, the ratings, their id."""
     ratings = load_samples()["ratings"].frame
     did = ws.save_dataset("sample ratings", {"ratings": ratings})
-    at = AppTest.from_function(_script, default_timeout=120)
+    at = AppTest.from_function(script, default_timeout=timeout)
     at.query_params["dataset"] = did
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    return at, ratings, did
+
+
+def test_ready_and_result_share_one_key_and_the_workspace_keeps_it(ws):
+    at, _, did = _run_on_sample(ws, _script, timeout=120)
     texts = [t.value for t in at.text]
     assert texts[0] == "before False"
     assert texts[1].startswith("after True rows ") and int(texts[1].split()[-1]) > 0
@@ -94,12 +100,7 @@ def test_points_first_shows_estimates_then_the_same_intervals_the_library_gives(
     resampling and one rerun, exactly the table the library computes in one go."""
     from evalcore.pointwise.agreement import agreement, count_units
 
-    ratings = load_samples()["ratings"].frame
-    did = ws.save_dataset("sample ratings", {"ratings": ratings})
-    at = AppTest.from_function(_points_first_script, default_timeout=300)
-    at.query_params["dataset"] = did
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at, ratings, _ = _run_on_sample(ws, _points_first_script, timeout=300)
     assert at.session_state["history"] == [(True, True), (False, False)]
     expected = agreement(count_units(ratings), by=("language",), n_boot=200, seed=0)
     got = at.session_state["table"]
