@@ -56,6 +56,9 @@ _COMPRESSIONS = (
     ("bzip2", b"BZh", (".bz2",)),
 )
 _CHUNK = 1 << 20  # decompress this many input bytes at a time
+_SHOWN = 4  # member names a message lists
+#: Most members a zip archive may hold: a folder of judge files has tens, a hostile archive millions of empty ones.
+MAX_ZIP_MEMBERS = 10_000
 
 
 def max_file_bytes() -> int:
@@ -217,6 +220,116 @@ def decompress(data: bytes, *, name: str = "the file", limit: int | None = None)
     return b"".join(parts)
 
 
+def is_zip_archive(source: str | Path | bytes) -> bool:
+    """Whether ``source`` (a path or bytes) is a zip archive that is not an Excel workbook (``.xlsx`` is a zip
+    whose members are under ``xl/``)."""
+    try:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            if not bytes(source[:4]) == b"PK\x03\x04":
+                return False
+            with zipfile.ZipFile(_io.BytesIO(source)) as z:
+                members = z.namelist()
+        else:
+            with open(source, "rb") as fh:
+                if fh.read(4) != b"PK\x03\x04":
+                    return False
+            with zipfile.ZipFile(source) as z:
+                members = z.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+    return not any(m.startswith("xl/") for m in members)
+
+
+def _zip_member(info: zipfile.ZipInfo, name: str) -> tuple[str, ...] | None:
+    """The parts of a member's path to extract it to; None for what is not data (a folder entry, macOS's
+    ``__MACOSX`` copies); a DataError for what could write outside the folder or is not a plain file."""
+    raw = info.filename
+    path = raw.replace("\\", "/")
+    if path.startswith("/") or re.match(r"[A-Za-z]:", path):
+        raise DataError(f"holds '{raw}', a member with an absolute path", file=name,
+                        fix="zip the folder with relative paths (e.g. cd into its parent and zip -r it)")
+    parts = tuple(p for p in path.split("/") if p not in ("", "."))
+    if ".." in parts:
+        raise DataError(f"holds '{raw}', a member whose path leads out of the folder ('..')", file=name,
+                        fix="zip the folder itself, with paths inside it")
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise DataError(f"holds '{raw}', a symbolic link, not a file", file=name,
+                        fix="zip the files themselves, not links to them")
+    if info.flag_bits & 0x1:
+        raise DataError(f"holds '{raw}', which is encrypted", file=name, fix="zip the folder without a password")
+    if info.is_dir() or not parts or parts[0] == "__MACOSX":
+        return None
+    return parts
+
+
+def unpack_zip(source: str | Path | bytes, dest: str | Path, *, name: str | None = None,
+               limit: int | None = None) -> Path:
+    """Extract a zip archive of a folder into ``dest`` (created), safely; returns ``dest``.
+
+    What an archive can do to the machine that unpacks it is refused: a member with an absolute path, a
+    ``..`` in its path or a symbolic link (each could write or point outside ``dest``), an encrypted member,
+    more than :data:`MAX_ZIP_MEMBERS` members. The size limit (``limit``, default :func:`max_file_bytes`)
+    applies to the unpacked data, all members together, counted while streaming: a zip bomb stops at the
+    limit, whatever sizes its headers claim.
+
+    Raises
+    ------
+    FileTooLargeError
+        When the members together unpack to more than ``limit``.
+    DataError
+        For anything else above, and for a damaged archive; the message names the archive and the member.
+    """
+    limit = max_file_bytes() if limit is None else limit
+    name = name or (Path(source).name if isinstance(source, (str, Path)) else "the upload")
+    if not isinstance(source, (str, Path)):
+        check_size(len(source), name, limit)
+        source = _io.BytesIO(bytes(source))
+    else:
+        check_size(Path(source).stat().st_size, name, limit)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    root = dest.resolve()
+    total = 0
+    try:
+        with zipfile.ZipFile(source) as z:
+            infos = z.infolist()
+            if len(infos) > MAX_ZIP_MEMBERS:
+                raise DataError(f"holds {len(infos):,} members, more than the {MAX_ZIP_MEMBERS:,} a dataset needs",
+                                file=name, fix="zip only the folder that holds the data files")
+            for info in infos:
+                parts = _zip_member(info, name)
+                if parts is None:
+                    continue
+                target = dest.joinpath(*parts)
+                if not target.resolve().is_relative_to(root):  # a second guard, whatever the path's spelling
+                    raise DataError(f"holds '{info.filename}', a member whose path leads out of the folder",
+                                    file=name, fix="zip the folder itself, with paths inside it")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    out = open(target, "xb")
+                except (FileExistsError, IsADirectoryError):
+                    raise DataError(f"holds '{info.filename}' twice", file=name,
+                                    fix="zip the folder again, so that each file is in it once") from None
+                with out, z.open(info) as member:
+                    while True:  # never more than the limit in total, whatever the header says
+                        chunk = member.read(min(_CHUNK, limit + 1 - total))
+                        if not chunk:
+                            break
+                        total += len(chunk)
+                        if total > limit:
+                            raise FileTooLargeError(
+                                f"unpacks to more than the {format_size(limit)} limit", file=name,
+                                fix="set EVALCORE_MAX_FILE_MB to a larger number of megabytes before starting "
+                                    "evalcore, or zip only the files the dataset needs")
+                        out.write(chunk)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"could not be unpacked as a zip archive ({detail})", file=name,
+                        fix="check that the file was copied completely, or unzip it yourself and give the folder"
+                        ) from None
+    return dest
+
+
 def read_bytes(source: str | Path | bytes, name: str | None, limit: int | None) -> tuple[bytes, str]:
     """The file's bytes (decompressed) and its name for messages."""
     data, name = _read_raw(source, name, limit)
@@ -271,9 +384,12 @@ def sniff_plain(data: bytes, name: str) -> str:
         except (zipfile.BadZipFile, OSError, ValueError):
             return "excel"  # a damaged workbook: the Excel reader says so
         if not any(m.startswith("xl/") for m in members):
-            shown = ", ".join(m for m in members if not m.endswith("/"))[:80] or "nothing"
-            raise DataError(f"is a zip archive (holding {shown}), not a data table", file=name,
-                            fix="unzip it and choose the data file inside")
+            # Whole names (a name cut at a fixed width read 'statistics.jso'), at most a few of them.
+            inside = [m for m in members if not m.endswith("/")]
+            shown = ", ".join(inside[:_SHOWN]) + (f" and {len(inside) - _SHOWN} more" if len(inside) > _SHOWN else "")
+            raise DataError(f"is a zip archive (holding {shown or 'nothing'}), not a data table", file=name,
+                            fix="unzip it and choose the data file inside; a zip of a folder is read by the format "
+                                "that reads the folder (llmbar, pandalm)")
         return "excel"
     for magic, fmt, what in _MAGIC:
         if data.startswith(magic):

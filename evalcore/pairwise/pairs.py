@@ -203,8 +203,9 @@ def _require_pairs(comparisons: pd.DataFrame) -> None:
         raise NotApplicable(
             "win rates need the two generators of every comparison, and this table has no "
             + ", ".join(f"'{c}'" for c in missing) + " column",
-            fix="map the columns naming the two systems to system_a and system_b on the Data page, "
-                "or use a preset that knows them (pandalm)")
+            fix="map the columns naming the two systems to system_a and system_b (--map COLUMN=system_a "
+                "--map COLUMN=system_b; in the app, the column mapping of the upload), or use a preset that "
+                "knows them (pandalm)")
 
 
 def pairs(comparisons: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ..data import ingest, io, schema
+from ..data import files as data_files, ingest, io, schema
 from ..columns import COLUMNS, COMPARISONS, RATINGS
 from ..errors import DataError
 from ..data.presets import PRESETS, detect_preset
@@ -77,14 +77,16 @@ def upload_panel() -> None:
         "CSV, TSV, JSON Lines, JSON (a list of records), Parquet or Excel; one row per judgment or one "
         "column per annotator/judge. Known formats are recognised: LLMBar `result.json`, PandaLM (the test "
         "set with its judges' files, uploaded together), HANNA, crowd-kit `task, worker, label`, and Gao et "
-        f"al.'s `task, worker, human_label, llm_label, generator_1, generator_2`. Limit "
-        f"{io.format_size(io.max_file_bytes())} per file (`EVALCORE_MAX_FILE_MB`)."
+        "al.'s `task, worker, human_label, llm_label, generator_1, generator_2`. A **.zip of a folder** (LLMBar's "
+        "`evaluators/` tree with several judges, PandaLM's `data/`) is read like the folder. Limit "
+        f"{io.format_size(io.max_file_bytes())} per file, and for a zip unpacked (`EVALCORE_MAX_FILE_MB`)."
     )
     # A fresh uploader after each processed upload, so that the next file is not
     # combined with the previous one; the last error stays on screen until then.
     gen = st.session_state.setdefault(_GEN, 0)
     files = st.file_uploader("Data file(s)", accept_multiple_files=True, key=f"uploader_{gen}",
-                             help="Several files at once only for a format that joins them (PandaLM).")
+                             help="Several files at once for a format that joins them (PandaLM); several judges' "
+                                  "result.json files of LLMBar as a .zip of their folder.", **_size_limit())
     if st.session_state.get(_ERR):
         st.error(st.session_state[_ERR], icon=":material/error:")
     if st.session_state.get(_SAME):
@@ -113,18 +115,41 @@ def upload_panel() -> None:
     st.rerun()
 
 
+def _size_limit() -> dict:
+    """The uploader's own size limit, set to evalcore's (``EVALCORE_MAX_FILE_MB``) so that the widget does not
+    print Streamlit's server limit ("1GB per file") under our "Limit 200 MB". The server's
+    ``server.maxUploadSize`` stays the ceiling; Streamlit releases without the parameter show theirs."""
+    import inspect
+    import math
+
+    if "max_upload_size" not in inspect.signature(st.file_uploader).parameters:
+        return {}
+    ours = max(1, math.ceil(io.max_file_bytes() / 2**20))
+    return {"max_upload_size": min(ours, int(st.get_option("server.maxUploadSize")))}
+
+
 def _precheck(payload: list[tuple[str, bytes]]) -> None:
-    """Refuse what cannot be data (too large, empty, binary) before it is stored."""
+    """Refuse what cannot be data (too large, empty, binary, a hostile zip) before it is stored."""
+    names = [n for n, _ in payload]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        # Several LLMBar judges' result.json files: their folders named them, so upload the folders.
+        raise DataError(f"{names.count(twice[0])} of the uploaded files are named '{twice[0]}'", file=twice[0],
+                        fix="upload their folder as one .zip file (its folders tell the files apart, as LLMBar's "
+                            "name the judge and the subset), or rename the files")
     for name, data in payload:
         if len(data) > io.max_file_bytes():
             io.check_size(len(data), name, None)
+        if data_files.is_zip_archive(data):
+            continue  # unpacked (limits, paths) when the formats are detected below
         fmt = io.sniff_format(data, name)
         if fmt == "excel":
             io.excel_sheets(data, name=name)
     if len(payload) == 1:
         name, data = payload[0]
-        if io.sniff_format(data, name) != "excel" and detect_preset(_probe_paths(payload)) is None:
-            io.read_table(data, name=name)  # raises for empty, header-only, not-a-list JSON, ...
+        zipped = data_files.is_zip_archive(data)
+        if (zipped or io.sniff_format(data, name) != "excel") and detect_preset(_probe_paths(payload)) is None:
+            io.read_table(data, name=name)  # raises for empty, header-only, not-a-list JSON, a zip of no format...
 
 
 def _probe_paths(payload: list[tuple[str, bytes]]) -> list[Path]:
@@ -153,6 +178,10 @@ def _llmbar_options(dataset_id: str, files) -> tuple[dict, bool]:
     A single ``result.json`` must be given a judge name (the strategy, Rating or Vanilla, is read from
     its content); other file names serve as the judge's name unless one is given.
     """
+    if any(data_files.is_zip_archive(data) for _, data in files):
+        st.caption("The judges and subsets are read from the folders inside the zip "
+                   "(<subset>/evaluators/<judge>/<strategy>/result.json).")
+        return {}, True
     bare = len(files) == 1 and files[0][0].lower() in ("result.json", "results.json")
     c1, c2 = st.columns(2)
     judge = c1.text_input("Judge", key=f"llmbar_judge_{dataset_id}", placeholder="e.g. GPT-4",

@@ -37,7 +37,7 @@ REWRITES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), r) for p, r
      r"upload all the files of a format that reads several (\1) together"),
     (r"a --preset that reads folders", "all the files of a format that reads several, uploaded together"),
     # pairs: the two systems
-    (r"map the columns naming the two systems to system_a and system_b on the Data page, or use a preset that "
+    (r"map the columns naming the two systems to system_a and system_b \(--map[^)]*\), or use a preset that "
      r"knows them",
      "upload the file again on the home page (Upload a file) and map the columns naming the two systems to "
      "system_a and system_b, or choose a format that knows them"),

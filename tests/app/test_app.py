@@ -277,3 +277,72 @@ def test_tables_download_as_csv_and_parquet(ws):
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("… as Parquet") == labels.count("Download the ratings table (CSV)") + labels.count(
         "Download the comparisons table (CSV)") >= 1
+
+
+def _zip_folder(folder, *, root: str) -> bytes:
+    """The bytes of a .zip of ``folder`` with paths under ``root/``, as a file manager would make it."""
+    import zipfile
+
+    buf = _io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                z.write(p, f"{root}/{p.relative_to(folder)}")
+    return buf.getvalue()
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the LLMBar zip is built from it")
+def test_a_zip_of_the_llmbar_folder_uploads_every_judge(ws):
+    """Issue 23: several judges' result.json at once, as a .zip of their folder, read as the folder is."""
+    data = _zip_folder(DATASETS / "llmbar", root="llmbar")
+    at = _app()
+    at.file_uploader[0].set_value(("llmbar.zip", data, "application/zip")).run()
+    _clean(at)
+    assert not at.error, [e.value for e in at.error]
+    (pending,) = ws.list_datasets()
+    assert at.selectbox(key=f"preset_{pending.id}").value == "llmbar"
+    assert not _import_button(at).disabled  # the folders inside name the judges: nothing to type
+    _import_button(at).click().run()
+    _clean(at)
+    frame = ws.load_table(pending.id, "comparisons")
+    judges = set(frame.loc[frame["rater_kind"] == "judge", "rater"])
+    assert judges == {"GPT-4/Vanilla_NoRules", "GPT-4/Rating_NoRules", "ChatGPT/Vanilla_NoRules",
+                      "ChatGPT/Rating_NoRules"}
+    assert frame["item_id"].nunique() == 419 and frame["subset"].nunique() == 5
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")
+def test_several_result_json_at_once_are_told_to_come_as_a_zip(ws):
+    base = DATASETS / "llmbar" / "Natural" / "evaluators"
+    files = [("result.json", (base / j / "Vanilla_NoRules" / "result.json").read_bytes(), "application/json")
+             for j in ("GPT-4", "ChatGPT")]
+    at = _app()
+    at.file_uploader[0].set_value(files).run()
+    _clean(at)
+    (err,) = [e.value for e in at.error]
+    assert "2 of the uploaded files are named 'result.json'" in err and ".zip" in err
+    assert ws.list_datasets() == []
+
+
+def test_a_hostile_zip_is_refused_naming_the_whole_file(ws):
+    import zipfile
+
+    buf = _io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("../../outside.csv", "a,b\n1,2\n")
+    at = _app()
+    at.file_uploader[0].set_value(("statistics-of-judges.zip", buf.getvalue(), "application/zip")).run()
+    _clean(at)
+    (err,) = [e.value for e in at.error]
+    assert err.startswith("statistics-of-judges.zip: holds '../../outside.csv'") and "leads out" in err
+    assert ws.list_datasets() == []
+
+
+def test_the_uploader_states_our_size_limit_not_streamlits(ws, monkeypatch):
+    """Issue 23: the widget printed Streamlit's "1GB per file" under our "Limit 200 MB"."""
+    at = _app()
+    assert at.file_uploader[0].proto.max_upload_size_mb == 200
+    monkeypatch.setenv("EVALCORE_MAX_FILE_MB", "50")
+    at = _app()
+    assert at.file_uploader[0].proto.max_upload_size_mb == 50
+    assert any("Limit 50 MB per file" in m.value for m in at.markdown)

@@ -175,3 +175,22 @@ def test_validate_starts_without_the_heavy_libraries():
                        text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "0 []"
+
+
+def test_win_rates_without_systems_name_what_to_do_in_the_cli_and_the_app(tmp_path, capsys):
+    """Issue 23: the fix named "the Data page", which does not exist; it names --map and the upload's mapping."""
+    from evalcore.ui.messages import app_message
+    from evalcore.errors import DataError
+    from evalcore.pairwise.pairs import pairs
+
+    f = tmp_path / "nosys.csv"
+    f.write_text("item_id,rater,rater_kind,winner\n1,ann,human,a\n1,gpt-4,judge,b\n2,ann,human,a\n2,gpt-4,judge,a\n")
+    assert main(["winrate", str(f), "--json"]) == 1
+    err = capsys.readouterr().err
+    assert "Data page" not in err
+    assert "--map COLUMN=system_a --map COLUMN=system_b" in err and "column mapping of the upload" in err
+    comps = pd.read_csv(f)
+    with pytest.raises(DataError) as exc:
+        pairs(comps)
+    msg = app_message(exc.value)
+    assert "Upload a file" in msg and "--map" not in msg and "Data page" not in msg

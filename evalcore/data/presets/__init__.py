@@ -165,8 +165,13 @@ def read_preset(name: str, paths: Any, **options: Any) -> PresetResult:
 def _plain_files(paths: Any):
     """``paths`` with each compressed file (gzip, zstd, bzip2) replaced by its content, written to a temporary
     folder under its inner name (``hanna.csv.gz`` -> ``hanna.csv``): presets recognise and read files by name
-    and header. Decompression stops at the size limit (:func:`evalcore.data.io.decompress`)."""
-    from .. import io
+    and header. Decompression stops at the size limit (:func:`evalcore.data.io.decompress`).
+
+    A zip archive of a folder (``llmbar.zip``) becomes that folder, unpacked by
+    :func:`evalcore.data.files.unpack_zip` (size limit on the unpacked data, no member outside the folder), so
+    that a preset reads it as it reads the folder: LLMBar's judge and subset come from the paths inside.
+    Messages name what the user gave (``llmbar.zip/Natural/.../result.json``), not the temporary folder."""
+    from .. import files, io
 
     try:
         given = as_path_list(paths)
@@ -175,7 +180,7 @@ def _plain_files(paths: Any):
         return
     with tempfile.TemporaryDirectory(prefix="evalcore-") as tmp:
         out = []
-        for p in given:
+        for k, p in enumerate(given):
             if p.is_file():
                 with open(p, "rb") as fh:
                     head = fh.read(16)
@@ -183,8 +188,29 @@ def _plain_files(paths: Any):
                     target = Path(tmp) / io.inner_name(p.name)
                     target.write_bytes(io.decompress(p.read_bytes(), name=p.name))
                     p = target
+                elif files.is_zip_archive(p):
+                    # A folder per archive, named as the archive: 'llmbar.zip/Natural/...' in messages.
+                    p = files.unpack_zip(p, Path(tmp) / f"zip{k}" / p.name, name=p.name)
             out.append(p)
-        yield out
+        try:
+            yield out
+        except DataError as exc:
+            raise _unprefixed(exc, [str(Path(tmp) / f"zip{k}") + "/" for k in range(len(given))]) from None
+
+
+def _unprefixed(exc: DataError, prefixes: list[str]) -> DataError:
+    """``exc`` with the temporary folders of unpacked archives taken out of its text."""
+    def clean(text: str | None) -> str | None:
+        if not text:
+            return text
+        for prefix in prefixes:
+            text = text.replace(prefix, "")
+        return text
+
+    if not any(p in " ".join(filter(None, (exc.problem, exc.file, exc.fix))) for p in prefixes):
+        return exc
+    return type(exc)(clean(exc.problem) or "", file=clean(exc.file), column=exc.column, row=exc.row,
+                     fix=clean(exc.fix))
 
 
 def _head_text(path: Path, size: int = 65536) -> str:
