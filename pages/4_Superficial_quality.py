@@ -7,9 +7,11 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`curve_section`: :func:`evalcore.pairwise.superficial.superficial_table` (pairwise: accuracy against
   gold) or :func:`evalcore.pointwise.superficial.correlation_table` (pointwise: rank correlation with the
   humans) via ``ui.SUPERFICIAL_CURVE``, drawn by :func:`evalcore.report.plots.alpha_curve_figure`.
-- :func:`at_alpha_section`: the curve's rows at the slider's alpha and, pairwise,
+- :func:`at_alpha`: the curve's rows at the slider's alpha and, pairwise,
   :func:`evalcore.pairwise.superficial.flips` on the cached per-item arrays (``ui.superficial_data``): the only
-  computation a slider move triggers; read by :func:`evalcore.report.tables.superficial_reading`.
+  computation a slider move triggers; :func:`verdict_section` reads them first
+  (:func:`evalcore.report.tables.superficial_reading`), :func:`at_alpha_section` lists them. Over 2 s the
+  curve's points come first and its bands follow (``ui.SUPERFICIAL_CURVE.points_first``).
 - :func:`flipped_section`: :func:`evalcore.pairwise.superficial.decisions` at the slider's alpha.
 - :func:`length_controlled_section`: :func:`evalcore.pairwise.superficial.length_controlled`
   (``ui.LENGTH_CONTROLLED``).
@@ -142,14 +144,24 @@ def curve_section(sel: Selection, table) -> None:
                "The page opens at the cross-validated α (the median over the groups).")
 
 
-def at_alpha_section(sel: Selection, table):
+def at_alpha(sel: Selection, table):
+    """The curve's rows at the slider's α (pairwise with the verdicts that flip)."""
     flips = None
     if sel.pairwise:
         data = ui.superficial_data(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by)
         flips = sp.flips(data, sel.alpha)
-    at = tables.superficial_at(table, sel.alpha, by=sel.group, measure=sel.measure, flips=flips)
+    return tables.superficial_at(table, sel.alpha, by=sel.group, measure=sel.measure, flips=flips)
+
+
+def verdict_section(sel: Selection, at) -> None:
+    """The answer first: what subtracting Q at the slider's α does, with the numbers."""
+    st.info(f"**{sel.judge}, Q = {Q_LABEL.get(sel.q, sel.q.replace('rater:', 'scores of '))}.** "
+            + tables.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label),
+            icon=":material/balance:")
+
+
+def at_alpha_section(sel: Selection, table, at) -> None:
     st.subheader(f"At α = {sel.alpha:g}")
-    st.markdown(tables.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label))
     st.dataframe(tables.superficial_shown(at, by=sel.group, label=sel.measure.replace("_", " ")), hide_index=True)
     d1, d2 = st.columns(2)
     with d1:
@@ -223,15 +235,20 @@ def main() -> None:
         if picked is None:
             return
         sel, slider = picked
-        table = ui.SUPERFICIAL_CURVE.result(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by, n_boot=sel.n_boot,
-                                            seed=sel.seed)
+        # Over 2 s (a pointwise curve, a large file) the points come first and the bands follow.
+        table, _ = ui.SUPERFICIAL_CURVE.points_first(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by,
+                                                           n_boot=sel.n_boot, seed=sel.seed)
         sel = alpha_slider(sel, slider, table)
+        at = at_alpha(sel, table)
+        verdict_section(sel, at)
         curve_section(sel, table)
-        at_alpha_section(sel, table)
+        at_alpha_section(sel, table, at)
         if sel.pairwise:
             flipped_section(sel, frame)
             length_controlled_section(sel, frame)
         ui.sync_url(URL_KEYS)
+    with ui.guard("Bootstrapping the curve"):
+        ui.finish_pending()
 
 
 main()

@@ -284,6 +284,11 @@ def superficial_reading(at: pd.DataFrame, *, by: Sequence[str], alpha: float, la
     """
     if float(alpha) == 0.0:
         return "At alpha = 0 nothing is subtracted: these are the judge's own verdicts. Move the slider to compare."
+    if len(at) and at["change_ci_low"].isna().all():  # points first: no interval yet, so no call either way
+        moves = ", ".join(f"{' / '.join(str(r[c]) for c in by) if by else 'all items'} {r['change']:+.3f}"
+                          for _, r in at.head(6).iterrows())
+        return (f"At alpha = {alpha:g} the {label} moves by {moves}" + (" ..." if len(at) > 6 else "") +
+                ". Whether any change is clear waits for the 95% intervals, which are being computed.")
     helps, costs, neither = [], [], []
     for _, r in at.iterrows():
         name = " / ".join(str(r[c]) for c in by) if by else "all items"

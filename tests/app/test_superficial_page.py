@@ -24,7 +24,8 @@ def _page(dataset: str | None = None) -> AppTest:
 
 
 def _reading(at: AppTest) -> str:
-    (text,) = [m.value for m in at.markdown if m.value.startswith(("Subtracting superficial quality", "At alpha"))]
+    """The verdict the page opens with (an info box above the curve)."""
+    (text,) = [m.value for m in at.info if "Subtracting superficial quality" in m.value or "At alpha" in m.value]
     return text
 
 
@@ -66,7 +67,8 @@ def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monke
         assert acc == pytest.approx(expected.loc[subset, "accuracy"], abs=5e-4)
         assert shown.loc[subset, "right → wrong"] == expected.loc[subset, "right_to_wrong"]
     assert "helps on Adversarial" in _reading(at)
-    assert calls == [1]
+    assert calls  # points first (over 2 s) computes the curve twice: n_boot=0 at once, the bands behind
+    opened = len(calls)
     at.select_slider(key="sq_alpha").set_value(0.9).run()
     assert not at.exception
     assert "alpha = 0.9" in _reading(at)
@@ -74,7 +76,7 @@ def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monke
     shown = at.dataframe[0].value.set_index("subset")
     assert float(shown.loc["Adversarial", "accuracy at alpha"].split()[0]) == pytest.approx(
         expected.loc["Adversarial", "accuracy"], abs=5e-4)
-    assert calls == [1]  # the curve was not recomputed
+    assert len(calls) == opened  # the curve was not recomputed
     lc = at.dataframe[-1].value
     assert list(lc.columns) == ["system", "against", "items", "raw win rate", "length-controlled",
                                 "after subtracting Q (α = 0.9)", "humans"]
@@ -112,7 +114,8 @@ def test_verdict_only_file_explains_what_is_needed(ws):
     assert any("score_a and score_b" in i.value for i in at.info)
 
 
-def test_pointwise_table_and_switching_datasets_mid_page(ws):
+def _pointwise(ws) -> str:
+    """A pointwise dataset whose judge rewards length: 120 items, two humans, one criterion."""
     rng = np.random.default_rng(0)
     n = 120
     quality, length = rng.normal(size=n), rng.uniform(0, 3, n)
@@ -122,7 +125,11 @@ def test_pointwise_table_and_switching_datasets_mid_page(ws):
     rows += [pd.DataFrame({"item_id": ids, "rater": f"h{r}", "rater_kind": "human", "criterion": "overall",
                            "score": np.round(quality + rng.normal(scale=0.3, size=n), 1), "text_length": length})
              for r in range(2)]
-    pointwise = ws.save_dataset("pointwise", {"ratings": pd.concat(rows, ignore_index=True)})
+    return ws.save_dataset("pointwise", {"ratings": pd.concat(rows, ignore_index=True)})
+
+
+def test_pointwise_table_and_switching_datasets_mid_page(ws):
+    pointwise = _pointwise(ws)
     sample = _sample(ws)
     at = _page(sample)
     assert "helps on Adversarial" in _reading(at)
@@ -146,3 +153,27 @@ def test_a_shared_link_restores_the_view(ws):
     at.query_params["sq_alpha"] = "nonsense"  # a mangled link is ignored, never an error
     at.select_slider(key="sq_alpha").set_value(0.3).run()
     assert not at.exception and "alpha = 0.3" in _reading(at)
+
+
+def test_a_slow_curve_shows_its_points_first_then_the_bands(ws, monkeypatch):
+    """Issue 23: the pointwise curve took up to two minutes behind a bare running indicator. Over 2 s the
+    page draws the point estimates (n_boot=0) at once and the bands follow under a progress bar."""
+    import time
+
+    from evalcore.pointwise import superficial as ps
+
+    asked = []
+    real = ps.correlation_table
+
+    def slow(data, **kw):
+        asked.append(kw["n_boot"])
+        if kw["n_boot"]:
+            time.sleep(3)  # longer than the page's 2 s budget
+        return real(data, **kw)
+
+    monkeypatch.setattr(ps, "correlation_table", slow)
+    at = _page(_pointwise(ws))
+    assert not at.exception, [e.value for e in at.exception]
+    assert 0 in asked and 1000 in asked  # the points at once, the intervals behind them
+    assert "Whether any change is clear" not in _reading(at)  # the rerun shows the finished result
+    assert not at.dataframe[0].value["change"].str.contains("no interval").any()  # the bands arrived

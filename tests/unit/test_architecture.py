@@ -143,3 +143,12 @@ def test_pages_hold_no_statistics(page):
     hits = [f"{page.name}:{i}: {line.strip()}" for i, line in enumerate(page.read_text().split("\n"), 1)
             if _STATISTICS.search(line) and not line.strip().startswith("#")]
     assert not hits, "\n".join(hits)
+
+
+def test_streamlit_watches_no_files():
+    """Issue 23: a file watcher on the checkout (and the .venv inside it) flooded the server log with
+    "Inotify queue overflowed"; the shipped config turns the watcher off."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
