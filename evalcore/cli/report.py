@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     size = len(rep.html.encode("utf-8")) / 1e6
     sys.stdout.write(f"report of {ing.source} written to {args.out} ({size:.1f} MB, {rep.seconds:.1f} s; "
                      f"{args.boot} resamples, seed {args.seed})\n")
-    for c in rep.card.cards:
-        sys.stdout.write(f"- {c.judge}: {c.verdict}\n")
+    for c in rep.card.cards:  # one sentence a line: each names its criteria and places
+        sys.stdout.write(f"- {c.judge}:\n" + "".join(f"    {s}\n" for s in c.sentences))
     return 0
 
 

@@ -80,17 +80,22 @@ class Mitigation:
 
 @dataclass(frozen=True)
 class JudgeCard:
-    """One judge: the verdict in one line, its findings (largest first) and the mitigations."""
+    """One judge: the verdict, its findings (largest first) and the mitigations.
+
+    ``sentences`` are the verdict's sentences (``verdict`` joins them): each names what it is about (criterion,
+    language or subset, or all items), and no two say opposite things about the same cell.
+    """
 
     judge: str
     verdict: str
     findings: tuple[Finding, ...]
     mitigations: tuple[Mitigation, ...]
+    sentences: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        """The CLI's JSON record: ``judge, verdict, findings, mitigations``."""
-        return {"judge": self.judge, "verdict": self.verdict, "findings": [f.to_dict() for f in self.findings],
-                "mitigations": [asdict(m) for m in self.mitigations]}
+        """The CLI's JSON record: ``judge, verdict, sentences, findings, mitigations``."""
+        return {"judge": self.judge, "verdict": self.verdict, "sentences": list(self.sentences),
+                "findings": [f.to_dict() for f in self.findings], "mitigations": [asdict(m) for m in self.mitigations]}
 
 
 @dataclass(frozen=True)
@@ -283,10 +288,14 @@ def run_audit(frame: pd.DataFrame, *, table: str, n_boot: int = 1000, seed: int 
 
 # --------------------------------------------------------------------------- wording
 
+#: Plurals of the columns a card names.
+PLURALS = {"language": "languages", "criterion": "criteria", "task": "tasks", "subset": "subsets"}
+#: Above this many (criterion, place) parts a sentence counts its cells instead of listing them.
+MAX_PARTS = 4
+
 
 def _noun(column: str, k: int) -> str:
-    plural = {"language": "languages", "criterion": "criteria", "task": "tasks", "subset": "subsets"}
-    return plural.get(column, f"{column} values") if k != 1 else column
+    return PLURALS.get(column, f"{column} values") if k != 1 else column
 
 
 def _names(values: Sequence[str]) -> str:
@@ -295,16 +304,67 @@ def _names(values: Sequence[str]) -> str:
     return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
 
 
-def _where(hit: Sequence[str], total: int, column: str, *, preposition: str = "in") -> str:
-    """Where a finding holds: the places by name when few, else how many of how many."""
-    hit = sorted(set(hit))
-    if not hit:
-        return ""
-    if len(hit) == total and total > 1:
-        return f" {preposition} all {total} {_noun(column, total)}"
+def places(hit: Sequence[str], every: Sequence[str], column: str) -> str:
+    """Which of ``every`` value of ``column`` a finding holds in, as a reader says it.
+
+    All of them: ``both languages`` or ``all 10 languages`` (the one name when there is one); a few: their names;
+    more than five: ``6 of 10 languages``.
+
+    >>> places(["Basque", "Spanish"], ["Spanish", "Basque"], "language"), places(["LA"], ["LA", "TQ", "H"], "criterion")
+    ('both languages', 'LA')
+    """
+    hit, every = sorted(set(map(str, hit))), sorted(set(map(str, every)) | set(map(str, hit)))
+    if len(hit) == len(every) > 1:
+        return f"both {_noun(column, 2)}" if len(hit) == 2 else f"all {len(hit)} {_noun(column, len(hit))}"
     if len(hit) <= 5:
-        return f" {preposition} {_names(hit)}"
-    return f" {preposition} {len(hit)} of {total} {_noun(column, total)}"
+        return _names(hit)
+    return f"{len(hit)} of {len(every)} {_noun(column, len(every))}"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _on(criteria: Sequence[str], every: Sequence[str]) -> str:
+    """``on Fluency``, ``on all 5 criteria``; empty for a result about the criteria together (no criterion)."""
+    criteria = [c for c in criteria if c is not None]
+    return f"on {places(criteria, every, 'criterion')}" if criteria else ""
+
+
+def cells_text(cells: Sequence[tuple], *, criteria: Sequence[str], column: str | None = None,
+               values: Sequence[str] = ()) -> str:
+    """Where a finding holds: ``cells`` are ``(criterion, value of column)`` pairs (criterion None: a result
+    about the criteria together; value None without a ``column``).
+
+    Criteria that hold in the same places are named together: ``on Fluency in both languages``; ``on LA and
+    OCQ in all 10 languages; on TQ in Hindi``. Above :data:`MAX_PARTS` such parts, the cells are counted.
+
+    >>> cells_text([("F", "es"), ("F", "eu"), ("C", "es")], criteria=["F", "C"], column="language", values=["es", "eu"])
+    'on F in both languages; on C in es'
+    """
+    if column is None:
+        return _on(sorted({c for c, _ in cells if c is not None}), criteria)
+    where: dict = {}
+    for crit, value in cells:
+        where.setdefault(crit, set()).add(str(value))
+    parts: dict = {}
+    for crit, vals in where.items():
+        parts.setdefault(frozenset(vals), []).append(crit)
+    if len(parts) > MAX_PARTS:
+        n_crit = len({c for c, _ in cells if c is not None}) or 1
+        return (f"in {len(set(cells))} of the {len(set(criteria)) * len(set(values))} {column}-criterion "
+                f"combinations ({n_crit} {_noun('criterion', n_crit)}, {len({v for _, v in cells})} "
+                f"{_noun(column, 2)}; listed in its findings)")
+    said: dict = {}  # place text -> (criteria, their place sets): "8 of 10 languages" may be different ones
+    for vals, crits in parts.items():
+        text = f"in {places(vals, values, column)}"
+        got = said.setdefault(text, ([], []))
+        got[0].extend(crits)
+        got[1].append(vals)
+    ordered = sorted(said.items(), key=lambda kv: (-max(map(len, kv[1][1])) * len(kv[1][0]), kv[0]))
+    return "; ".join(" ".join(p for p in (_on(sorted(c for c in crits if c is not None), criteria),
+                                          text + (" each" if len(sets) > 1 else "")) if p)
+                     for text, (crits, sets) in ordered)
 
 
 def _ci(v: float) -> float:
@@ -316,19 +376,33 @@ def _group_text(row: pd.Series, columns: Sequence[str]) -> str:
     return " / ".join(parts) or "all items"
 
 
-def _findings(rows: pd.DataFrame, *, section: str | None, columns: Sequence[str]) -> list[Finding]:
-    """Result rows as findings, largest |estimate| first."""
+def _findings(rows: pd.DataFrame, *, section: str | None, columns: Sequence[str], suffix: str = "") -> list[Finding]:
+    """Result rows as findings, largest |estimate| first (``suffix`` added to each place)."""
     rows = rows.reindex(rows["estimate"].abs().sort_values(ascending=False).index)
-    return [Finding(str(r["section"]) if section is None else section, str(r["measure"]), _group_text(r, columns),
-                    float(r["estimate"]), _ci(r["ci_low"]), _ci(r["ci_high"]), int(r["n"]),
-                    None if pd.isna(r.get("q_value")) else float(r["q_value"])) for _, r in rows.iterrows()]
+    return [Finding(str(r["section"]) if section is None else section, str(r["measure"]),
+                    _group_text(r, columns) + suffix, float(r["estimate"]), _ci(r["ci_low"]), _ci(r["ci_high"]),
+                    int(r["n"]), None if pd.isna(r.get("q_value")) else float(r["q_value"]))
+            for _, r in rows.iterrows()]
 
 
 # --------------------------------------------------------------------------- ratings
 
 
-def _agreement_clause(table: pd.DataFrame | None, judge: str) -> tuple[str, list, list]:
-    """The agreement clause of a judge's verdict, its findings and mitigations (``pairwise_agreement_gap``)."""
+def _criteria(audit: Audit) -> list[str]:
+    """Every criterion the audit's tables name."""
+    found: set[str] = set()
+    for name in ("agreement", "bias"):
+        t = audit.results.get(name)
+        if t is not None and "criterion" in t.columns:
+            found |= set(t["criterion"].dropna().astype(str))
+    return sorted(found)
+
+
+def _agreement_clause(table: pd.DataFrame | None, judge: str, criteria: Sequence[str]) -> tuple[str, list, list]:
+    """The agreement sentence of a judge's verdict, its findings and mitigations (``pairwise_agreement_gap``).
+
+    The card's agreement table pools the criteria within a language (:func:`run_audit`); the sentence says so.
+    """
     if table is None or table.empty:
         return "", [], []
     gap = table[(table["judge"] == judge) & (table["measure"] == "pairwise_agreement_gap")
@@ -338,28 +412,32 @@ def _agreement_clause(table: pd.DataFrame | None, judge: str) -> tuple[str, list
     flagged = gap[gap["flagged"]]
     group = list(table.columns[:list(table.columns).index("judge")])  # the agreement table's own grouping
     col = group[0] if group else None
+    pooled = "criterion" not in group and len(criteria) > 1
+    about = (f" ({'both' if len(criteria) == 2 else f'all {len(criteria)}'} criteria pooled)" if pooled
+             else f" (on {criteria[0]})" if col is None and len(criteria) == 1 else "")
+    worse, same = "agrees with humans less than humans agree with each other", \
+        "agrees with humans about as well as humans agree with each other"
     if col is None:
-        clause = ("agrees with humans less than humans agree with each other" if len(flagged) else
-                  "agrees with humans about as well as humans agree with each other (not flagged)")
+        clause = (worse if len(flagged) else same + " (not flagged)") + about
     else:
-        places = flagged[col].astype(str).tolist()
-        ok, prep = len(gap) - len(set(places)), "on" if col == "criterion" else "in"
-        if ok == 0:
-            clause = "agrees with humans less than humans agree with each other" + _where(places, len(gap), col,
-                                                                                        preposition=prep)
+        prep = "on" if col == "criterion" else "in"
+        every, bad = gap[col].astype(str).tolist(), flagged[col].astype(str).tolist()
+        ok = sorted(set(every) - set(bad))
+        if not bad:
+            clause = f"{same} {prep} {places(every, every, col)}{about}"
+        elif not ok:
+            clause = f"{worse} {prep} {places(bad, every, col)}{about}"
         else:
-            clause = f"agrees with humans about as well as humans agree with each other on {ok} of {len(gap)} " \
-                     f"{_noun(col, len(gap))}"
-            if places:
-                clause += "; less well" + _where(places, len(gap), col, preposition=prep)
-    found = _findings(flagged, section="agreement", columns=list(group))
+            clause = f"{same} {prep} {places(ok, every, col)}{about}; less well {prep} {places(bad, every, col)}"
+    found = _findings(flagged, section="agreement", columns=list(group),
+                      suffix=" / all criteria pooled" if pooled else "")
     mit = [] if flagged.empty else [Mitigation(
-        "The judge agrees with humans less than humans agree with each other"
-        + (_where(flagged[col].astype(str).tolist(), len(gap), col, preposition="on" if col == "criterion" else "in")
-           if col else "") + ".",
+        _sentence("the judge agrees with humans less than humans agree with each other"
+                  + (f" {'on' if col == 'criterion' else 'in'} {places(flagged[col].astype(str), gap[col].astype(str), col)}"
+                     if col else "") + about),
         "Do not use the judge alone there: calibrate it against native-speaker judgments in each of these "
         "groups before use, or keep human annotation there.", HADA)]
-    return clause, found, mit
+    return _sentence(clause), found, mit
 
 
 def _rule_rows(flagged: pd.DataFrame, rule) -> pd.DataFrame:
@@ -372,33 +450,74 @@ def _rule_rows(flagged: pd.DataFrame, rule) -> pd.DataFrame:
     return sel
 
 
-def _bias_clauses(records: pd.DataFrame | None, judge: str, group: Sequence[str]) -> tuple[list, list, list]:
-    """The bias clauses of a judge's verdict (one per rule that fires), its flagged rows and mitigations."""
+#: Rules that say opposite things about the same cell, and what the card says where both fire.
+OPPOSITES = (("top_skew", "low_shift", "gives more top scores than humans but a lower mean score"),)
+
+
+def _bias_clauses(records: pd.DataFrame | None, judge: str, group: Sequence[str],
+                  criteria: Sequence[str]) -> tuple[list, list, list]:
+    """The bias sentences of a judge's verdict (one per rule that fires), its flagged rows and mitigations.
+
+    Each sentence names its cells (criterion and the card's group). A cell where two opposite rules fire
+    (:data:`OPPOSITES`: more top scores, yet a lower mean) gets one sentence that says both, never two
+    sentences that contradict each other.
+    """
     if records is None or records.empty:
         return [], [], []
     mine = records[(records["judge"] == judge) & (records["measure"] != "not_available")]
     flagged = mine[mine["flagged"]]
-    col = group[0] if group else "criterion"
-    total = mine[col].dropna().astype(str).nunique()
+    col = group[0] if group else None
+    values = sorted(mine[col].dropna().astype(str).unique()) if col else []
+
+    def cells(rows: pd.DataFrame) -> set:
+        crit = rows["criterion"].astype(object).where(rows["criterion"].notna(), None)
+        return set(zip(crit.map(lambda c: None if c is None else str(c)),
+                       rows[col].astype(str) if col else [None] * len(rows)))
+
+    fired = {rule.key: (rule, cells(_rule_rows(flagged, rule))) for rule in RULES}
+    extra = []
+    for a, b, phrase in OPPOSITES:
+        both = fired[a][1] & fired[b][1]
+        if both:
+            fired[a] = (fired[a][0], fired[a][1] - both)
+            fired[b] = (fired[b][0], fired[b][1] - both)
+            extra.append((b, phrase, both))
     clauses, mits = [], []
-    for rule in RULES:
-        sel = _rule_rows(flagged, rule)
-        if sel.empty:
-            continue
-        hit = sel[col].dropna().astype(str).tolist()
-        clauses.append(PHRASES.get(rule.key, rule.finding) + _where(hit, total, col,
-                                                                    preposition="in" if group else "on"))
-        mits.append(Mitigation(rule.finding, rule.action, rule.source))
+
+    def say(phrase: str, finding: str, rule, hit: set) -> None:
+        where = cells_text(sorted(hit, key=str), criteria=criteria, column=col, values=values)
+        clauses.append(_sentence(f"{phrase} {where}".strip()))
+        mits.append(Mitigation(_sentence(finding.rstrip(".") + (f": {where}" if where else "")), rule.action,
+                               rule.source))
+
+    for rule, hit in fired.values():
+        if hit:
+            say(PHRASES.get(rule.key, rule.finding), rule.finding, rule, hit)
+        for after, phrase, both in extra:
+            if after == rule.key:
+                say(phrase, f"The judge {phrase}", rule, both)
     return clauses, _findings(flagged, section=None, columns=[*group, "criterion"]), mits
 
 
 def _ratings_card(audit: Audit, judge: str) -> JudgeCard:
-    clause, found, mits = _agreement_clause(audit.results.get("agreement_card"), judge)
-    clauses, bias_found, bias_mits = _bias_clauses(audit.results.get("bias"), judge, audit.group)
-    parts = [clause] if clause else []
-    parts += clauses if clauses else (["no bias flagged"] if "bias" in audit.results else [])
-    return JudgeCard(judge, "; ".join(parts) or "nothing to report", tuple(found + bias_found),
-                     tuple(mits + bias_mits))
+    criteria = _criteria(audit)
+    clause, found, mits = _agreement_clause(audit.results.get("agreement_card"), judge, criteria)
+    clauses, bias_found, bias_mits = _bias_clauses(audit.results.get("bias"), judge, audit.group, criteria)
+    said = [clause] if clause else []
+    if clauses:
+        said += clauses
+    elif "bias" in audit.results:
+        col = audit.group[0] if audit.group else None
+        vals = audit.results["bias"][col].dropna().astype(str) if col else []
+        where = ", ".join(p for p in (places(criteria, criteria, "criterion") if len(criteria) > 1 else "",
+                                      places(vals, vals, col) if col and len(vals) else "") if p)
+        said.append(_sentence("no bias flagged" + (f" ({where})" if where else "")))
+    return _card(judge, said, found + bias_found, mits + bias_mits)
+
+
+def _card(judge: str, sentences: Sequence[str], found: Sequence[Finding], mits: Sequence[Mitigation]) -> JudgeCard:
+    sentences = tuple(sentences) or ("Nothing to report.",)
+    return JudgeCard(judge, " ".join(sentences), tuple(found), tuple(mits), sentences)
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -439,7 +558,7 @@ def _position_clauses(rep: pd.DataFrame | None, judge: str) -> tuple[list, list,
         fixed = [METHOD_NAMES.get(m, m) for m, g in mine[mine["measure"] == "first_position_preference"]
                  .groupby("method", sort=False) if m != "none" and g["estimate"].notna().any() and not g["flagged"].any()]
         if fixed:
-            clauses.append("not flagged after " + _names(fixed))
+            clauses.append("its first-position preference is not flagged after " + _names(fixed))
     elif len(pref) and pref["estimate"].notna().any():
         clauses.append("position preference not flagged")
     all_flagged = mine[mine["flagged"]].assign(section="position")
@@ -491,9 +610,8 @@ def _comparisons_card(audit: Audit, judge: str) -> JudgeCard:
     acc = _accuracy_clause(audit.results.get("accuracy"), judge)
     pos, pos_found, pos_mits = _position_clauses(audit.results.get("position"), judge)
     sup, sup_found, sup_mits = _superficial_clauses(audit.results.get("superficial"), judge)
-    parts = ([acc] if acc else []) + pos + sup
-    return JudgeCard(judge, "; ".join(parts) or "nothing to report", tuple(pos_found + sup_found),
-                     tuple(pos_mits + sup_mits))
+    said = [_sentence(p) for p in ([acc] if acc else []) + pos + sup]
+    return _card(judge, said, pos_found + sup_found, pos_mits + sup_mits)
 
 
 def _judges(audit: Audit) -> list[str]:

@@ -167,7 +167,8 @@ def _card_section(card: ReportCard) -> str:
         found = pd.DataFrame([{"section": f.section, "measure": MEASURE_NAMES.get(f.measure, f.measure),
                                "where": f.group, "estimate [95% CI]": cell(f.estimate, f.ci_low, f.ci_high),
                                "n (items)": f.n, "q": _q(f.q_value)} for f in c.findings])
-        parts.append(f"<div class='card'><h3>{_esc(c.judge)}</h3><p class='verdict'>{_esc(c.verdict)}</p>"
+        said = "".join(f"<li>{_esc(x)}</li>" for x in (c.sentences or (c.verdict,)))
+        parts.append(f"<div class='card'><h3>{_esc(c.judge)}</h3><ul class='verdict'>{said}</ul>"
                      + (f"<p>What to do:</p><ul>{mits}</ul>" if mits else "<p>Nothing flagged: no mitigation "
                                                                           "needed.</p>")
                      + (f"<details><summary>{len(found)} finding(s)</summary>"

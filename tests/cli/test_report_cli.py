@@ -19,7 +19,7 @@ def test_report_writes_the_file_and_reproduces_its_numbers(tmp_path, capsys):
     out = tmp_path / "report.html"
     assert main(["report", str(SAMPLE), "--out", str(out), "--boot", "100", "--seed", "3"]) == 0
     said = capsys.readouterr().out
-    assert f"written to {out}" in said and "- gpt-4/single-call: " in said and "anchored" in said
+    assert f"written to {out}" in said and "- gpt-4/single-call:\n    Agrees with humans " in said and "    Anchored" in said
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and text.endswith("</html>")
     # the agreement command printed in the report gives the numbers printed in the report
@@ -38,8 +38,8 @@ def test_report_json_prints_the_card(tmp_path, capsys):
     recs = json.loads(capsys.readouterr().out)
     assert [r["judge"] for r in recs] == ["gpt-3.5/pairwise", "gpt-4/pairwise", "llama-2-70b/pairwise"]
     for r in recs:
-        assert set(r) == {"judge", "verdict", "findings", "mitigations"}
-        assert "favours the output shown first" in r["verdict"]
+        assert set(r) == {"judge", "verdict", "sentences", "findings", "mitigations"}
+        assert "Favours the output shown first" in r["verdict"]
         f = r["findings"][0]
         assert {"measure", "group", "estimate", "ci_low", "ci_high", "q_value"} <= set(f)
         assert f["q_value"] <= 0.05 and f["ci_low"] <= f["estimate"] <= f["ci_high"]
