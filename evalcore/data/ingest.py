@@ -158,7 +158,9 @@ def ingest_frame(
     long, full, wide, table, notes = _to_long(raw, file=file, mapping=mapping, table=table, wide=wide, auto=auto)
     if "rater_kind" not in long.columns and "rater" in long.columns:
         notes += _set_kinds(long, judge_raters, auto, file)
-    checked = schema.validate(long, table=table, file=file)
+    # CSV, TSV and Excel cannot tell an empty cell from a missing one: a blank text cell is an empty output.
+    checked = schema.validate(long, table=table, file=file,
+                              blank_text=raw.attrs.get("format") in ("csv", "tsv", "excel"))
     notes += checked.notes
     return Ingested(table=checked.table, frame=checked.frame, source=file, mapping=full, wide=wide, notes=notes)
 

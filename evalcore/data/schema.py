@@ -874,7 +874,8 @@ def _canonical_layout(df: pd.DataFrame, table: str) -> pd.DataFrame:
     return df[order + [c for c in df.columns if c not in order]]
 
 
-def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the file") -> Validated:
+def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the file",
+             blank_text: bool = False) -> Validated:
     """Check a frame with canonical column names and return it with canonical types.
 
     Checks, each raising :class:`DataError` naming the file, row or column, and the fix:
@@ -894,16 +895,54 @@ def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the 
         ``ratings`` or ``comparisons``; guessed from the columns when omitted.
     file
         Name used in messages.
+    blank_text
+        The file cannot tell an empty cell from a missing one (CSV, TSV, Excel): a missing cell of a text
+        column (:data:`TEXT_COLUMNS`) is then the empty text of its output, unless another row of the same
+        output holds the text (a text written once per item) or the column holds no text at all. Either way
+        an empty text is kept as an output of length 0, and a note counts them (:func:`_empty_texts`).
     """
     if table is None:
         table = detect_table(frame.columns)
     if table not in TABLES:
         raise DataError(f"unknown table '{table}'", file=file, fix="use 'ratings' or 'comparisons'")
     with shared_codes():
-        return _validate(frame, table, file)
+        return _validate(frame, table, file, blank_text)
 
 
-def _validate(frame: pd.DataFrame, table: str, file: str) -> Validated:
+#: The columns holding the judged outputs' texts: an empty text is a real output, of length 0.
+TEXT_COLUMNS = ("text", "text_a", "text_b")
+
+
+def _empty_texts(df: pd.DataFrame, file: str, *, blank_text: bool) -> list[str]:
+    """Keep empty texts as outputs of length 0 (and, with ``blank_text``, read blank cells so); the note counting them.
+
+    Why: an output the generator left empty is a real output, the shortest there is. Read as missing, its
+    item silently left every length-based measure (the length-controlled win rate of PandaLM's
+    bloom-7b vs cerebras-gpt-6.7B went from 96 items to 92, issue 23).
+    """
+    cols = [c for c in TEXT_COLUMNS if c in df.columns]
+    if not cols:
+        return []
+    key = [df[k] for k in ("item_id", "system_a", "system_b") if k in df.columns]  # one output's rows
+    counts = []
+    for col in cols:
+        s = df[col].astype("string")
+        missing = s.isna()
+        if blank_text and missing.any() and not missing.all():
+            told = (~missing).groupby(key, dropna=False, sort=False).transform("any").to_numpy(dtype=bool)
+            s = s.mask(missing & ~told, "")
+            df[col] = s
+        empty = (s == "").fillna(False).to_numpy(dtype=bool)
+        if empty.any():
+            n = len(pd.MultiIndex.from_arrays([k[empty] for k in key]).unique())
+            counts.append(f"{col} of {n:,} item(s)")
+    if not counts:
+        return []
+    return [f"{file}: empty output texts ({'; '.join(counts)}) were kept as outputs of length 0, not as missing "
+            "texts, so their items stay in the length-based measures."]
+
+
+def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = False) -> Validated:
     if len(frame) == 0:
         raise DataError("has no data rows", file=file, fix="add at least one judgment below the header")
     notes: list[str] = []
@@ -922,6 +961,7 @@ def _validate(frame: pd.DataFrame, table: str, file: str) -> Validated:
         df, key, fix_dup = _check_comparisons(df, file)
     _check_duplicates(df, key, file, fix_dup)
     _check_both_kinds(df, file)
+    notes.extend(_empty_texts(df, file, blank_text=blank_text))
     notes.extend(_text_warnings(df, file=file))
     return Validated(table=table, frame=_canonical_layout(df, table), notes=tuple(notes))
 
