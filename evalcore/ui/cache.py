@@ -135,8 +135,9 @@ def result_key(name: str, version: int, params: dict) -> str:
 
 def has_result(data: Dataset, key: str, *, stored: bool = True) -> bool:
     """Whether :func:`cached_result` would answer without computing (from memory or the workspace)."""
-    if (data.id, data.stamp, key) in _memory(stored):
-        return True
+    with _MEMORY_LOCK:
+        if (data.id, data.stamp, key) in _memory(stored):
+            return True
     return stored and key in workspace_at(data.path).result_keys(data.id)
 
 
@@ -152,11 +153,30 @@ def _with_spinner(compute: Callable[[Progress], Any], label: str | None) -> Any:
         return compute(lambda f: None)
 
 
+#: The in-memory results are shared by every session and by the background threads: a lookup's test and
+#: read, and an insertion with its evictions, each happen under this lock (an eviction between another
+#: thread's ``in`` and its read raised KeyError).
+_MEMORY_LOCK = threading.Lock()
+_MISSING = object()
+
+
+def _recall(data: Dataset, key: str, *, stored: bool) -> Any:
+    """The remembered result (marked most recently used), or ``_MISSING``."""
+    mem = _memory(stored)
+    slot = (data.id, data.stamp, key)
+    with _MEMORY_LOCK:
+        out = mem.get(slot, _MISSING)
+        if out is not _MISSING:
+            mem.move_to_end(slot)
+        return out
+
+
 def _remember(data: Dataset, key: str, out: Any, *, stored: bool) -> None:
     mem = _memory(stored)
-    mem[(data.id, data.stamp, key)] = out
-    while len(mem) > MEMORY_ENTRIES:
-        mem.popitem(last=False)
+    with _MEMORY_LOCK:
+        mem[(data.id, data.stamp, key)] = out
+        while len(mem) > MEMORY_ENTRIES:
+            mem.popitem(last=False)
 
 
 class Background:
@@ -226,11 +246,9 @@ def cached_result(data: Dataset, key: str, compute: Callable[[Progress], Any], *
     or a JSON-able dict) is computed under a progress bar reading ``label()`` and saved in the
     workspace; one kept in memory only is computed under a spinner (none without a label).
     """
-    mem = _memory(stored)
-    slot = (data.id, data.stamp, key)
-    if slot in mem:
-        mem.move_to_end(slot)
-        return mem[slot]
+    out = _recall(data, key, stored=stored)
+    if out is not _MISSING:
+        return out
     ws = workspace_at(data.path)
     out = ws.load_result(data.id, key) if stored else None
     if out is None:
