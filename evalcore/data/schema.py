@@ -966,6 +966,23 @@ def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = Fal
     return Validated(table=table, frame=_canonical_layout(df, table), notes=tuple(notes))
 
 
+def safe_file_name(name: str, *, limit: int = 120) -> str:
+    """A download's file name that every operating system accepts: characters other than letters, digits,
+    ``.``, ``-`` and ``_`` (``:`` from a dataset name, ``/`` from a judge such as ``gpt-4/score-only``)
+    become ``_``, runs of them one, and the stem is cut to ``limit`` characters, keeping the extension.
+
+    >>> safe_file_name("winrate_llama-2-70b/pairwise_vs_gpt-4: v2.csv")
+    'winrate_llama-2-70b_pairwise_vs_gpt-4_v2.csv'
+    >>> safe_file_name("sample (2)-ratings-report.html")
+    'sample_2_-ratings-report.html'
+    """
+    stem, dot, ext = str(name).rpartition(".")
+    if not dot or not re.fullmatch(r"[A-Za-z0-9]{1,8}", ext):
+        stem, dot, ext = str(name), "", ""
+    stem = re.sub(r"[^\w.-]+", "_", stem, flags=re.ASCII).strip("._") or "download"
+    return stem[:limit] + dot + ext
+
+
 def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """Return a copy safe to open in a spreadsheet: text cells starting like a formula get a leading '.
 
@@ -1249,7 +1266,7 @@ def _summarize(frame: pd.DataFrame, table: str, av: pd.DataFrame) -> Summary:
 
 __all__ = [
     "ANALYSES", "Analysis", "COLUMNS", "ROW", "Summary", "Validated", "WideSpec", "analyses",
-    "apply_mapping", "csv_safe", "decimal_comma", "detect_table", "rater_kinds", "shared_codes", "suggest_mapping",
+    "apply_mapping", "csv_safe", "safe_file_name", "decimal_comma", "detect_table", "rater_kinds", "shared_codes", "suggest_mapping",
     "suggest_wide", "summarize", "validate", "wide_to_long",
 ]
 

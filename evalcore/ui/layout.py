@@ -10,6 +10,7 @@ from typing import Callable, Mapping, Sequence
 
 import streamlit as st
 
+from ..data.schema import safe_file_name
 from ..report.guide import HOW_TO_READ
 
 #: Session key of the figure download format chosen in the sidebar.
@@ -49,7 +50,7 @@ def figure(fig, *, key: str, name: str | None = None) -> None:
     """
     fmt = st.session_state.get(FORMAT_KEY, "png")
     config = {"displaylogo": False,
-              "toImageButtonOptions": {"format": fmt if fmt in FORMATS else "png", "filename": name or key,
+              "toImageButtonOptions": {"format": fmt if fmt in FORMATS else "png", "filename": safe_file_name(name or key),
                                        "scale": 2}}
     st.plotly_chart(fig, key=key, config=config)
 

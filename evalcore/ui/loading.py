@@ -432,7 +432,7 @@ def report_section(name: str, kind: str) -> None:
                                               "in one file that opens offline (about 5 MB). Same as `evalcore "
                                               "report`; 1,000 resamples, seed 0."):
         html = REPORT.result(**opts)["html"]
-        st.download_button("Download the report (HTML)", html.encode("utf-8"), file_name=f"{name}-{kind}-report.html",
+        st.download_button("Download the report (HTML)", html.encode("utf-8"), file_name=schema.safe_file_name(f"{name}-{kind}-report.html"),
                            mime="text/html", key=f"report_dl_{kind}", icon=":material/download:", type="primary")
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from ..columns import COMPARISONS, RATINGS
-from ..data.schema import csv_safe
+from ..data.schema import csv_safe, safe_file_name
 from ..data.store import READY, DatasetInfo, Workspace, default_path
 from ..errors import DataError, NotApplicable, WorkspaceError
 from . import cache
@@ -320,8 +320,10 @@ def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download 
     """Downloads of ``frame``: CSV with spreadsheet formulas neutralised, and Parquet (typed, for code).
 
     The files are made when a button is clicked, not on every run: on a large table the CSV's formula check
-    alone took seconds per rerun.
+    alone took seconds per rerun. The file name is made safe for every system (no ``:`` or ``/`` from a
+    dataset or judge name).
     """
+    file_name = safe_file_name(file_name)
     st.download_button(label, lambda: csv_safe(frame).to_csv(index=False).encode("utf-8"), file_name=file_name,
                        mime="text/csv", key=key, icon=":material/download:", on_click="ignore")
     st.download_button("… as Parquet", lambda: _parquet(frame), file_name=file_name.rsplit(".", 1)[0] + ".parquet",
