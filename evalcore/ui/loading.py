@@ -445,17 +445,21 @@ def summary_panel() -> None:
         frame = current_table(kind)
         s, av = _summary(info.id, kind, info.updated.isoformat(), frame)
         st.subheader(TABLE_LABEL[kind].capitalize())
-        m = st.columns(7)
-        m[0].metric("Rows", f"{s['rows']:,}")
-        m[1].metric("Items", f"{s['items']:,}")
-        m[2].metric("Human raters", s["human_raters"], help=f"Up to {s['max_humans_per_item']} per item")
-        m[3].metric("Judges", s["judges"])
-        m[4].metric("Languages", len(s["languages"]), help=", ".join(s["languages"]) or None)
-        m[5].metric("Criteria", len(s["criteria"]), help=", ".join(s["criteria"]) or None)
-        m[6].metric("Tasks" if kind == RATINGS else "Systems", len(s["tasks"] if kind == RATINGS else s["systems"]),
-                    help=", ".join(s["tasks"] if kind == RATINGS else s["systems"]) or None)
-        st.caption("Criteria: " + (", ".join(s["criteria"]) or "-") + " · Languages: "
-                   + (", ".join(s["languages"]) or "-"))
+        shown = [("Rows", f"{s['rows']:,}", None), ("Items", f"{s['items']:,}", None),
+                 ("Human raters", s["human_raters"], f"Up to {s['max_humans_per_item']} per item"),
+                 ("Judges", s["judges"], None)]
+        # A count of levels only where the column exists: a pairwise file has no criteria, "0" would read as
+        # something missing.
+        for label, key in (("Languages", "languages"), ("Criteria", "criteria"), ("Tasks", "tasks"),
+                           ("Systems", "systems")):
+            if s[key]:
+                shown.append((label, len(s[key]), ", ".join(s[key])))
+        for col, (label, value, hint) in zip(st.columns(len(shown)), shown):
+            col.metric(label, value, help=hint)
+        listed = [f"{label}: {', '.join(s[key])}" for label, key in (("Criteria", "criteria"),
+                                                                     ("Languages", "languages")) if s[key]]
+        if listed:
+            st.caption(" · ".join(listed))
         counts, by = tables.coverage(frame)
         if len(counts):
             figure(plots.coverage_figure(counts, by=by), key=f"coverage_{kind}")

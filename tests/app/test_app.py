@@ -55,10 +55,15 @@ def test_sample_button_loads_both_tables_in_one_click(ws):
     (info,) = ws.list_datasets()
     assert info.status == READY and set(info.tables) == {"ratings", "comparisons"}
     assert at.header[0].value.startswith("Sample: multilingual ratings")
-    metrics = {m.label: m.value for m in at.metric[:7]}  # the ratings block comes first
+    labels = [m.label for m in at.metric]
+    second = labels.index("Rows", 1)  # the ratings block comes first, then the comparisons block
+    metrics = {m.label: m.value for m in at.metric[:second]}
     ratings = pd.read_csv(ROOT / "sample_data" / "ratings_multilingual.csv")
     assert at.metric[0].value == f"{len(ratings):,}"
     assert metrics["Languages"] == str(ratings["language"].nunique())
+    # Issue 23: the pairwise block showed "Languages 0 / Criteria 0"; a count appears only where it applies.
+    assert not [(m.label, m.value) for m in at.metric if m.value == "0"]
+    assert "Systems" in labels[second:]
     # A second click reuses the stored sample instead of duplicating it.
     at.button(key="load_sample").click().run()
     assert len(ws.list_datasets()) == 1
