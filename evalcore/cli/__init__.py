@@ -88,6 +88,9 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return 2
     try:
+        from .options import auto_engine
+
+        auto_engine(args, args.command)  # a folder of Parquet files just works (through DuckDB)
         return args.func(args)
     except (DataError, WorkspaceError) as exc:
         sys.stderr.write(f"evalcore: error: {exc}\n")

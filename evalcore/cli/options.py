@@ -69,15 +69,101 @@ def add_engine_arg(p: argparse.ArgumentParser) -> None:
                         "(needs pip install 'evalcore[scale]')")
 
 
+#: The files an engine reads as one table.
+_PARQUET, _CSV = (".parquet", ".pq"), (".csv", ".tsv")
+
+
+def table_files(given: Sequence[str]) -> list[str] | None:
+    """The Parquet or CSV files that a folder (walked, hidden files skipped), a glob (``data/*.parquet``) or
+    several named files stand for; None when ``given`` is one plain file or anything else (JSON, a preset's
+    files, a missing path), which the in-memory readers handle and explain."""
+    import glob
+    from pathlib import Path
+
+    if len(given) == 1 and Path(given[0]).is_file():
+        return None
+    found: list[str] = []
+    for g in given:
+        p = Path(g)
+        if p.is_dir():
+            found += sorted(str(f) for f in p.rglob("*") if f.is_file()
+                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        elif any(c in g for c in "*?[") and "://" not in g:
+            found += sorted(f for f in glob.glob(g, recursive=True) if Path(f).is_file())
+        elif p.is_file():
+            found.append(g)
+        else:
+            return None
+    if not found or not (all(f.lower().endswith(_PARQUET) for f in found)
+                         or all(f.lower().endswith(_CSV) for f in found)):
+        return None
+    return found
+
+
+def auto_engine(args: argparse.Namespace, command: str) -> None:
+    """A folder, a glob or several files of Parquet/CSV that no preset reads: the embedded DuckDB engine.
+
+    The README promises that a folder of Parquet files just works. A command that computes its counts in an
+    engine (it has ``--engine``) gets ``--engine duckdb`` and a one-line note on stderr; a command that needs
+    the rows in memory says which command or option reads such a folder. Folders a preset recognises
+    (LLMBar's, PandaLM's) are left to it.
+    """
+    from pathlib import Path
+
+    if not hasattr(args, "files") or getattr(args, "engine", None) or args.wide_humans or args.wide_judges \
+            or args.preset not in ("auto", "none"):
+        return
+    found = table_files(args.files)
+    if found is None:
+        return
+    if args.preset == "auto":
+        from ..data.presets import detect_preset
+
+        if detect_preset([Path(f) for f in args.files if Path(f).exists()] or [Path(f) for f in found]):
+            return
+    kind = "Parquet" if found[0].lower().endswith(_PARQUET) else "CSV"
+    what = f"{len(found):,} {kind} file{'s' if len(found) > 1 else ''}"
+    label = " ".join(args.files) if len(args.files) <= 2 else f"{args.files[0]} ... ({len(args.files)} paths)"
+    if hasattr(args, "engine"):
+        import sys
+
+        args.engine = "duckdb"
+        sys.stderr.write(f"evalcore: note: {label} is {what}: read as one table by the embedded DuckDB engine "
+                         "(--engine duckdb), without loading the rows\n")
+        return
+    raise DataError(f"is {what}, and evalcore {command} needs the rows in memory", file=label,
+                    fix="run evalcore agreement or evalcore winrate on it (they read a folder through the DuckDB "
+                        "engine), or give one file")
+
+
 def engine_table(args: argparse.Namespace):
-    """The one input of ``--engine`` as an ibis table on that engine, ``--map`` applied (:mod:`evalcore.scale`)."""
+    """The one input of ``--engine`` as an ibis table on that engine, ``--map`` applied (:mod:`evalcore.scale`).
+
+    The input is a file, a folder of Parquet files or a table of the engine (:func:`evalcore.scale.engine.read`),
+    or, on DuckDB, a folder of CSV files, a glob or several files of one kind (:func:`table_files`).
+    """
+    from pathlib import Path
+
     from ..scale.engine import connect, read
 
-    if len(args.files) != 1 or args.wide_humans or args.wide_judges or args.preset not in ("auto", "none"):
+    if args.wide_humans or args.wide_judges or args.preset not in ("auto", "none"):
         raise DataError("--engine reads one ratings table in the canonical columns (no preset, no wide file)",
                         fix="give one Parquet or CSV file, a folder of Parquet files or a table; convert other "
                             "formats with evalcore validate first")
-    table = read(connect(args.engine), args.files[0])
+    con = connect(args.engine)
+    found = table_files(args.files)
+    single_parquet_folder = len(args.files) == 1 and Path(args.files[0]).is_dir() and found is not None \
+        and found[0].lower().endswith(_PARQUET)
+    if found is None or single_parquet_folder:  # what the engine reads itself (Spark too)
+        if len(args.files) != 1:
+            raise DataError("--engine reads one table: a file, a folder or a glob of Parquet or CSV files",
+                            fix="give the folder that holds the files, or a quoted glob such as 'data/*.parquet'")
+        table = read(con, args.files[0])
+    elif getattr(con, "name", "") != "duckdb":
+        raise DataError(f"the {con.name} engine reads one file or one folder of Parquet files here",
+                        fix="give the folder of Parquet files, or use --engine duckdb")
+    else:
+        table = con.read_parquet(found) if found[0].lower().endswith(_PARQUET) else con.read_csv(found)
     mapping = _mapping(args.map)
     unknown = [c for c in mapping if c not in table.columns]
     if unknown:

@@ -194,3 +194,68 @@ def test_win_rates_without_systems_name_what_to_do_in_the_cli_and_the_app(tmp_pa
         pairs(comps)
     msg = app_message(exc.value)
     assert "Upload a file" in msg and "--map" not in msg and "Data page" not in msg
+
+
+def _parquet_folder(tmp_path, parts: int = 3):
+    """The sample ratings split into ``parts`` Parquet files under a folder (one in a subfolder)."""
+    raw = pd.read_csv(SAMPLES / "ratings_multilingual.csv")
+    folder = tmp_path / "judgments"
+    (folder / "more").mkdir(parents=True)
+    for k in range(parts):
+        chunk = raw.iloc[k::parts]
+        (folder / ("more" if k == 0 else "") / f"part-{k}.parquet").parent.mkdir(exist_ok=True)
+        chunk.to_parquet(folder / ("more" if k == 0 else "") / f"part-{k}.parquet", index=False)
+    return folder, raw
+
+
+def _agreement(capsys, *argv):
+    code = main(["agreement", *argv, "--boot", "0", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return pd.DataFrame(json.loads(out)), err
+
+
+@pytest.mark.parametrize("how", ["folder", "glob", "files"])
+def test_a_parquet_folder_without_engine_reads_through_duckdb(tmp_path, capsys, how):
+    """Issue 23: a folder of Parquet files got "is a folder"; it goes to the embedded DuckDB engine, with a note."""
+    pytest.importorskip("ibis")
+    folder, raw = _parquet_folder(tmp_path)
+    files = sorted(str(p) for p in folder.rglob("*.parquet"))
+    argv = {"folder": [str(folder)], "glob": [str(folder / "**" / "*.parquet")], "files": files}[how]
+    got, err = _agreement(capsys, *argv)
+    assert "read as one table by the embedded DuckDB engine (--engine duckdb)" in err
+    assert err.count("\n") == 1 and "3 Parquet files" in err
+    want, _ = _agreement(capsys, str(SAMPLES / "ratings_multilingual.csv"))
+    key = [c for c in want.columns if c not in ("estimate", "ci_low", "ci_high")]
+    merged = want.merge(got, on=key, suffixes=("", "_engine"), how="outer", indicator=True)
+    assert (merged["_merge"] == "both").all() and len(merged) == len(want)
+    assert ((merged["estimate"] - merged["estimate_engine"]).abs().fillna(0) < 1e-12).all()
+
+
+def test_a_csv_folder_too(tmp_path, capsys):
+    pytest.importorskip("ibis")
+    raw = pd.read_csv(SAMPLES / "ratings_multilingual.csv")
+    folder = tmp_path / "csvs"
+    folder.mkdir()
+    for k in range(2):
+        raw.iloc[k::2].to_csv(folder / f"p{k}.csv", index=False)
+    got, err = _agreement(capsys, str(folder))
+    assert "2 CSV files" in err
+    want, _ = _agreement(capsys, str(SAMPLES / "ratings_multilingual.csv"))
+    assert len(got) == len(want) and got["n"].tolist() == want["n"].tolist()
+
+
+def test_commands_that_need_the_rows_say_what_reads_a_folder(tmp_path, capsys):
+    folder, _ = _parquet_folder(tmp_path)
+    assert main(["validate", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "is 3 Parquet files, and evalcore validate needs the rows in memory" in err
+    assert "run evalcore agreement or evalcore winrate on it" in err and "is a folder" not in err
+
+
+@needs_data
+def test_preset_folders_still_go_to_their_preset(capsys):
+    from tests.helpers import LLMBAR
+
+    d = _json(capsys, str(LLMBAR))
+    assert d["preset"] == "llmbar"
