@@ -53,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
 
     _check(args)
     ing = load_input(args)
-    rep = build_report(ing, n_boot=args.boot, seed=args.seed, inputs=input_arguments(args))
+    from pathlib import Path
+
+    rep = build_report(ing, n_boot=args.boot, seed=args.seed, inputs=input_arguments(args),
+                       name=", ".join(Path(str(f)).name or str(f) for f in args.files))
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as fh:

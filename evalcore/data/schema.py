@@ -560,6 +560,20 @@ def _numeric(
     return out
 
 
+def _excerpt(value: str, limit: int = 40) -> str:
+    """A cell quoted in a note: on one line, and cut only between words, with an ellipsis that says it was cut
+    (a value cut mid-word or mid-tag reads as a note broken off mid-sentence).
+
+    >>> _excerpt("<p>Resumen: el <b>texto</b> habla de\\nla economía vasca</p>", 30)
+    '<p>Resumen: el <b>texto</b>…'
+    """
+    one = " ".join(value.split())
+    if len(one) <= limit:
+        return one
+    cut = one[:limit].rsplit(" ", 1)[0] if " " in one[:limit] else one[:limit]
+    return cut.rstrip() + "…"
+
+
 def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
     """Notes for text cells that start like a spreadsheet formula or hold HTML markup."""
     notes = []
@@ -589,7 +603,7 @@ def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
             hit = s.astype("string").isin(found).fillna(False)
             n = int(hit.sum())
             row = _row_of(frame, hit)
-            example = str(found.iloc[0])[:30]
+            example = _excerpt(str(found.iloc[0]))
             if what == "formula":
                 notes.append(
                     f"{file}, column '{col}': {n} cell(s) start like a spreadsheet formula (first at row "

@@ -32,8 +32,8 @@ from .meta import LevelResult, MetaCell, MetaData, cell_weights, level_of, level
 __all__ = ["LEADERBOARD_COLUMNS", "judge_leaderboard"]
 
 #: The columns after the group columns (``criterion, *by``).
-LEADERBOARD_COLUMNS = ("measure", "rank", "judge", "estimate", "ci_low", "ci_high", "n", "n_systems", "diff_to_best",
-                       "diff_ci_low", "diff_ci_high", "worse_than_best", "note")
+LEADERBOARD_COLUMNS = ("measure", "rank", "judge", "estimate", "ci_low", "ci_high", "n", "n_unit", "n_items",
+                       "n_systems", "diff_to_best", "diff_ci_low", "diff_ci_high", "worse_than_best", "note")
 
 
 def _check_measures(measures: str | Sequence[str]) -> list[str]:
@@ -55,7 +55,7 @@ def _rank(est: np.ndarray) -> np.ndarray:
 
 
 def _rows(keys: dict, measure: str, judges: list[str], results: list[LevelResult], level: float,
-          n_boot: int) -> list[dict]:
+          n_boot: int, unit: str, n_items: list[int]) -> list[dict]:
     """The ranked rows of one group and measure."""
     vals = np.vstack([np.broadcast_to(np.asarray(r.values[measure], dtype=float), (1 + n_boot,)) for r in results])
     est = vals[:, 0]
@@ -77,8 +77,8 @@ def _rows(keys: dict, measure: str, judges: list[str], results: list[LevelResult
             worse = bool(defined and dhi[k] < 0)
         rows.append({**keys, "measure": measure, "rank": int(rank[k]) if defined else pd.NA, "judge": judge,
                      "estimate": est[k] if defined else np.nan, "ci_low": lo[k], "ci_high": hi[k], "n": res.n,
-                     "n_systems": res.n_systems, "diff_to_best": diff[k, 0], "diff_ci_low": dlo[k],
-                     "diff_ci_high": dhi[k], "worse_than_best": worse, "note": "; ".join(notes)})
+                     "n_unit": unit, "n_items": n_items[k], "n_systems": res.n_systems, "diff_to_best": diff[k, 0],
+                     "diff_ci_low": dlo[k], "diff_ci_high": dhi[k], "worse_than_best": worse, "note": "; ".join(notes)})
     rows.sort(key=lambda r: (pd.isna(r["rank"]), 0 if pd.isna(r["rank"]) else r["rank"]))
     return rows
 
@@ -93,10 +93,22 @@ def _group(data: MetaData, cell: MetaCell, measures: list[str], root: int, n_boo
         for lv in dict.fromkeys(level_of(m) for m in measures):
             cache[judge, lv] = level_values(data, cell, judge, W, lv, measures=measures)
     keys = dict(zip(data.by, cell.keys))
+    unit = "inputs" if data.has_input else "items"  # what the bootstrap resamples, and so what n counts
     rows = []
     for m in measures:
-        rows += _rows(keys, m, judges, [cache[j, level_of(m)] for j in judges], level, n_boot)
+        lv = level_of(m)
+        items = [_n_items(cell, j, lv, data.has_system) for j in judges]
+        rows += _rows(keys, m, judges, [cache[j, lv] for j in judges], level, n_boot, unit, items)
     return rows
+
+
+def _n_items(cell: MetaCell, judge: str, level: str, has_system: bool) -> int:
+    """The items behind a judge's estimate: scored by the humans and the judge (and, above the item level, of a
+    system); 0 where the level needs a system column the table lacks."""
+    both = np.isfinite(cell.human) & np.isfinite(cell.scores[judge])
+    if level != "item":
+        both &= (cell.system >= 0) & has_system
+    return int(both.sum())
 
 
 def judge_leaderboard(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), judges: Sequence[str] | None = None,
@@ -127,8 +139,10 @@ def judge_leaderboard(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), ju
         :data:`LEADERBOARD_COLUMNS`. ``rank`` is 1 for the best (ties share a rank; null where the
         estimate is not defined), ``diff_to_best`` the judge's estimate minus the best's (0 for the
         best), ``diff_ci_low``/``diff_ci_high`` its paired percentile interval, ``worse_than_best``
-        true when that interval lies below 0. ``n`` counts the inputs (or items) behind the
-        estimate, ``n_systems`` the systems.
+        true when that interval lies below 0. ``n`` counts the resampled units behind the estimate and
+        ``n_unit`` names them: ``inputs`` when the table has ``input_id`` (the bootstrap resamples inputs, so
+        an item-level tau over 1,980 items of 90 inputs has n = 90), else ``items``; ``n_items`` counts the
+        items behind the estimate whatever the unit, ``n_systems`` the systems.
 
     Examples
     --------
@@ -148,6 +162,7 @@ def judge_leaderboard(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), ju
     out = pd.DataFrame(rows, columns=[*data.by, *LEADERBOARD_COLUMNS])
     out["rank"] = out["rank"].astype("Int64")
     out["n"] = out["n"].astype(np.int64)
+    out["n_items"] = out["n_items"].astype(np.int64)
     out["n_systems"] = out["n_systems"].astype(np.int64)
     out["worse_than_best"] = out["worse_than_best"].astype(bool)
     return out.reset_index(drop=True)

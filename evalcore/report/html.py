@@ -451,17 +451,28 @@ def _parameters_section(audit: Audit, ctx: _Ctx, seconds: float) -> str:
             + _esc(cmd + " --json") + "</pre><p>Each section above ends with the command that prints its numbers.</p>")
 
 
-def render(ing, audit: Audit, card: ReportCard, *, inputs: str, seconds: float = 0.0) -> str:
+def dataset_name(source: str) -> str:
+    """The name a report is titled with when none is given: the source's file name without its folders.
+
+    >>> dataset_name("/home/ana/uploads/ratings.csv"), dataset_name("a.csv, b.csv")
+    ('ratings.csv', 'a.csv, b.csv')
+    """
+    parts = [p.strip() for p in str(source).split(",")]
+    return ", ".join(p.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or p for p in parts)
+
+
+def render(ing, audit: Audit, card: ReportCard, *, inputs: str, seconds: float = 0.0, name: str | None = None) -> str:
     """The HTML document of an audit (:func:`evalcore.report.card.run_audit`) and its card.
 
-    ``inputs`` is the input part of the CLI commands printed in the report (the file and its options).
+    ``inputs`` is the input part of the CLI commands printed in the report (the file and its options); ``name``
+    the dataset's name in the title (default :func:`dataset_name` of the source; the full source is in section 2).
     """
     from plotly.offline import get_plotlyjs
 
     ctx = _Ctx(inputs, audit.n_boot, audit.seed)
     analyses, titles = _analyses_section(audit, ctx)
     toc = "".join(f"<li>{_esc(t)}</li>" for t in titles)
-    title = f"evalcore report: {ing.source}"
+    title = f"evalcore report: {name or dataset_name(ing.source)}"
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{_esc(title)}</title><style>{CSS}</style>"
@@ -485,7 +496,8 @@ class Report:
     seconds: float
 
 
-def build_report(ing, *, n_boot: int = 1000, seed: int = 0, inputs: Sequence[str] | None = None) -> Report:
+def build_report(ing, *, n_boot: int = 1000, seed: int = 0, inputs: Sequence[str] | None = None,
+                 name: str | None = None) -> Report:
     """Run the audit of a loaded table and render it.
 
     Parameters
@@ -497,6 +509,9 @@ def build_report(ing, *, n_boot: int = 1000, seed: int = 0, inputs: Sequence[str
     inputs
         The CLI arguments that load the same input (files and options), printed in the commands that
         reproduce each section; default the source's name.
+    name
+        The dataset's name in the report's title (the workspace dataset's name, or the file name); default
+        :func:`dataset_name` of the source.
 
     Returns
     -------
@@ -506,13 +521,13 @@ def build_report(ing, *, n_boot: int = 1000, seed: int = 0, inputs: Sequence[str
     audit = run_audit(ing.frame, table=ing.table, n_boot=n_boot, seed=seed)
     card = report_card(audit)
     args = shlex.join(list(inputs)) if inputs else shlex.quote(str(ing.source))
-    text = render(ing, audit, card, inputs=args, seconds=time.perf_counter() - t0)
+    text = render(ing, audit, card, inputs=args, seconds=time.perf_counter() - t0, name=name)
     return Report(text, card, audit, time.perf_counter() - t0)
 
 
 def write_report(ing, path: str | Path, *, n_boot: int = 1000, seed: int = 0,
-                 inputs: Sequence[str] | None = None) -> Report:
+                 inputs: Sequence[str] | None = None, name: str | None = None) -> Report:
     """:func:`build_report`, written to ``path`` (UTF-8)."""
-    rep = build_report(ing, n_boot=n_boot, seed=seed, inputs=inputs)
+    rep = build_report(ing, n_boot=n_boot, seed=seed, inputs=inputs, name=name)
     Path(path).write_text(rep.html, encoding="utf-8")
     return rep

@@ -433,8 +433,9 @@ SUPERFICIAL_CURVE = Analysis(
 
 
 def _length_controlled(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
-    """:func:`evalcore.pairwise.superficial.length_controlled` for one judge, with the subtracted win rate at
-    every alpha of the slider's grid (so that a slider move only selects rows)."""
+    """:func:`evalcore.pairwise.superficial.length_controlled` (AlpacaEval's minimal GLM, each system pair fitted on
+    its own) for one judge, with the subtracted win rate at every alpha of the slider's grid (so that a slider move
+    only selects rows)."""
     from ..pairwise.superficial import length_controlled
 
     return length_controlled(cache.table(data, COMPARISONS), judge=p["judge"], alpha=p["alphas"], q=p["q"],
@@ -445,7 +446,8 @@ LENGTH_CONTROLLED = Analysis(
     "length_controlled", 1,
     lambda *, judge, alphas, q, n_boot, seed: {"judge": judge, "alphas": [float(a) for a in alphas], "q": q,
                                                "n_boot": n_boot, "seed": seed},
-    _length_controlled, label=lambda data, p: f"Fitting the length-controlled GLM ({p['n_boot']:,} resamples)...")
+    _length_controlled,
+    label=lambda data, p: f"Fitting AlpacaEval's length-controlled GLM per system pair ({p['n_boot']:,} resamples)...")
 
 # --------------------------------------------------------------------------- position bias
 
@@ -506,7 +508,7 @@ def _report(data: Dataset, p: dict, progress: Progress) -> dict:
     notes = tuple(ws.table_meta(data.id, p["kind"])["notes"])
     ing = Ingested(table=p["kind"], frame=cache.table(data, p["kind"]), source=info.source or info.name,
                    notes=notes)
-    return {"html": build_report(ing, n_boot=p["n_boot"], seed=p["seed"], inputs=[info.name]).html}
+    return {"html": build_report(ing, n_boot=p["n_boot"], seed=p["seed"], inputs=[info.name], name=info.name).html}
 
 
 REPORT = Analysis("report", 1, lambda *, kind, n_boot, seed: {"kind": kind, "n_boot": n_boot, "seed": seed},

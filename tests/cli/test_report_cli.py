@@ -19,7 +19,7 @@ def test_report_writes_the_file_and_reproduces_its_numbers(tmp_path, capsys):
     out = tmp_path / "report.html"
     assert main(["report", str(SAMPLE), "--out", str(out), "--boot", "100", "--seed", "3"]) == 0
     said = capsys.readouterr().out
-    assert f"written to {out}" in said and "- gpt-4/single-call:\n    Agrees with humans " in said and "    Anchored" in said
+    assert f"written to {out}" in said and "<h1>evalcore report: ratings_multilingual.csv</h1>" in out.read_text() and "- gpt-4/single-call:\n    Agrees with humans " in said and "    Anchored" in said
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and text.endswith("</html>")
     # the agreement command printed in the report gives the numbers printed in the report

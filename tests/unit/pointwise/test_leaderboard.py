@@ -155,3 +155,16 @@ def test_hanna_leaderboard():
         assert (np.diff(g.estimate.to_numpy()) <= 1e-12).all() and g["rank"].iloc[0] == 1
         assert (g.diff_to_best <= 1e-12).all()
         assert (g.worse_than_best == (g.diff_ci_high < 0)).all()
+
+
+def test_n_says_what_it_counts():
+    """Issue 23: with input_id the bootstrap resamples inputs, so n counts inputs; n_unit says so and n_items
+    counts the items (the issue saw n = 90 for 1,980 items)."""
+    rng = np.random.default_rng(5)
+    rows = [(f"{d}/{s}", f"S{s}", f"D{d}", r, k, float(s + rng.normal()))
+            for d in range(12) for s in range(5) for r, k in (("h", "human"), ("j1", "judge"), ("j2", "judge"))]
+    t = pd.DataFrame(rows, columns=["item_id", "system", "input_id", "rater", "rater_kind", "score"])
+    board = judge_leaderboard(t, measures=("kendall_tau", "kendall_tau_system"), n_boot=20)
+    assert (board["n"] == 12).all() and (board["n_unit"] == "inputs").all() and (board["n_items"] == 60).all()
+    plain = judge_leaderboard(t.drop(columns=["input_id", "system"]), measures="kendall_tau", n_boot=20)
+    assert (plain["n"] == 60).all() and (plain["n_unit"] == "items").all() and (plain["n_items"] == 60).all()

@@ -119,3 +119,37 @@ def test_hanna_report():
         first = c.sentences[0]
         assert first.startswith("Agrees with humans ") and (" all 6 criteria." in first or "; less well on " in first)
     assert "Figures for the first 6 of 20 judges" in rep.html
+
+
+def test_the_title_is_the_datasets_name_not_its_path():
+    ing = load(SAMPLE, table="ratings")
+    moved = Ingested(table="ratings", frame=ing.frame, source="/home/ana/uploads/tmp123/ratings_multilingual.csv",
+                     notes=("a.csv: column(s) '<unnamed: 3>', 'a<b' were not mapped and were left out.",
+                            "Scores <b>bold</b> & \"quoted\" <script>x</script>, end of the note."))
+    text = build_report(moved, n_boot=0).html
+    assert "<title>evalcore report: ratings_multilingual.csv</title>" in text
+    assert "<h1>evalcore report: ratings_multilingual.csv</h1>" in text
+    assert "/home/ana/uploads" in text.split("<h2 id='data'>")[1]  # the full source stays in the data section
+    named = build_report(moved, n_boot=0, name="Multilingual pilot").html
+    assert "<h1>evalcore report: Multilingual pilot</h1>" in named
+    # import notes are escaped whole: each reads to its end as text, nothing is taken for markup
+    notes = re.search(r"<p>Import notes:</p><ul>(.*?)</ul>", text).group(1)
+    read = [html_lib.unescape(li) for li in re.findall(r"<li>(.*?)</li>", notes)]
+    assert read == list(moved.notes) and "<b>" not in notes and "<script>x" not in notes
+
+
+def test_a_note_about_html_cells_reads_whole_in_the_report():
+    """Issue 23: the note quoting a cell with HTML markup cut it mid-word and mid-element
+    ("'<p>Resumen: el <b>texto</b> ha'"); the quote is one line, cut between words with an ellipsis."""
+    ing = load(SAMPLE, table="ratings")
+    frame = ing.frame.copy()
+    frame["text"] = "<p>Resumen: el <b>texto</b> habla de\nla economía vasca y de sus <i>empresas</i></p>"
+    checked = validate(frame, table="ratings", file="es_eu.csv")
+    text = build_report(Ingested(table="ratings", frame=checked.frame, source="es_eu.csv", notes=checked.notes),
+                        n_boot=0).html
+    notes = re.search(r"<p>Import notes:</p><ul>(.*?)</ul>", text).group(1)
+    (note,) = [html_lib.unescape(li) for li in re.findall(r"<li>(.*?)</li>", notes) if "HTML markup" in li]
+    assert note.endswith("They are shown as plain text and never rendered.") and "\n" not in note
+    quoted = note.split("(first at row ")[1].split(": '", 1)[1].split("')")[0]
+    assert quoted.endswith("…") and frame["text"].iloc[0].replace("\n", " ").startswith(quoted[:-1])
+    assert quoted[:-1].endswith(("</b>", "texto</b>", "de", "la", "economía", "vasca", "y", "sus"))
