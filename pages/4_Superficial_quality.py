@@ -202,7 +202,7 @@ def flipped_section(sel: Selection, frame) -> None:
 
 
 def length_controlled_section(sel: Selection, frame) -> None:
-    st.subheader("The length-controlled alternative (AlpacaEval 2)")
+    st.subheader("The length-controlled alternative (AlpacaEval)")
     if not {"system_a", "system_b"} <= set(frame.columns):
         st.info("The length-controlled win rate compares systems, and this dataset does not name them (columns "
                 "system_a and system_b; LLMBar's outputs have no system). The accuracy above is the comparison "
@@ -211,9 +211,13 @@ def length_controlled_section(sel: Selection, frame) -> None:
     lc = ui.LENGTH_CONTROLLED.result(judge=sel.judge, alphas=tuple(ALPHAS), q=sel.q, n_boot=sel.n_boot,
                                      seed=sel.seed)
     st.dataframe(tables.length_controlled_view(lc, sel.alpha), hide_index=True)
-    st.caption("Per system pair, the share of items the first system wins, with 95% intervals: the judge's raw win rate, the length-controlled win rate (a logistic GLM of the "
-               "judge's preference on the two systems and the standardised difference in Q, predicted at no "
-               "difference; Dubois et al. 2024), the win rate after subtracting Q at the slider's α, and the "
+    st.caption("Per system pair, the share of items the first system wins (ties count half), with 95% item-bootstrap "
+               "intervals: the judge's raw win rate; AlpacaEval's length-controlled win rate (their "
+               "length_controlled_minimal GLM, Dubois et al. 2024: an L1-penalised, cross-validated logistic "
+               "regression of the judge's preference on tanh of the standardised difference in Q, predicted at no "
+               "difference), fitted for each pair on its own items, so no other pair changes it; AlpacaEval's "
+               "default GLM also has an instruction-difficulty term, which needs their own data for their own "
+               "instructions and is left out here; the win rate after subtracting Q at the slider's α; and the "
                "humans' own win rate where they judged the items, the number the others should approach.")
     ui.download_csv(lc, file_name="length_controlled.csv", label="Download (CSV)", key="sq_dl_lc")
 

@@ -72,7 +72,8 @@ def _pointwise(frame, args: argparse.Namespace):
 
 
 def _length_controlled(frame, args: argparse.Namespace):
-    """The length-controlled win rates of every judge (AlpacaEval 2), beside the raw and alpha-subtracted ones."""
+    """The length-controlled win rates of every judge (AlpacaEval's length_controlled_minimal GLM, per system pair),
+    beside the raw and alpha-subtracted ones."""
     import pandas as pd
 
     from ..pairwise.superficial import length_controlled
@@ -111,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     w = sys.stdout.write
     if args.length_controlled:
-        w(f"length-controlled win rates (AlpacaEval 2) on {ing.source}, 95% item-bootstrap interval, "
-          f"{args.boot} resamples, seed {args.seed}\n\n")
+        w(f"length-controlled win rates on {ing.source}: AlpacaEval's length_controlled_minimal GLM per system pair "
+          f"(no instruction-difficulty term), Q = {args.q}; 95% item-bootstrap interval, {args.boot} resamples, "
+          f"seed {args.seed}\n\n")
         cols = ["judge", "system_a", "system_b", "measure", "estimate", "ci_low", "ci_high", "n", "note"]
     else:
         what = "accuracy against gold" if ing.table == "comparisons" else "rank correlation with the humans' mean"
@@ -139,8 +141,11 @@ def add_parser(sub) -> None:
                         "pairwise, a name with <name>_a/<name>_b columns (e.g. superficial); pointwise, a numeric "
                         "per-item column (e.g. text_length) or rater:NAME (another rater's score)")
     p.add_argument("--length-controlled", action="store_true",
-                   help="instead: AlpacaEval 2's length-controlled win rate per system pair, beside the raw and "
-                        "alpha-subtracted win rates")
+                   help="instead: AlpacaEval's length-controlled win rate (their length_controlled_minimal GLM: "
+                        "L1-penalised, cross-validated logistic regression on tanh of the standardised length "
+                        "difference, ties half), fitted per system pair, beside the raw and alpha-subtracted win "
+                        "rates. Their default GLM's instruction-difficulty term needs their hub data and is left "
+                        "out")
     p.add_argument("--lc-alpha", type=float, default=0.5, metavar="A",
                    help="alpha of the subtracted win rate shown with --length-controlled (default 0.5)")
     p.add_argument("--alphas", default="0:1:0.05", metavar="START:STOP:STEP", help="the alpha grid (default 0:1:0.05)")

@@ -361,11 +361,12 @@ def opening_alpha(cv: dict, grid: Sequence[float], *, default: float) -> float:
 
 
 def length_controlled_view(lc: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """One row per system pair: the raw, length-controlled, subtracted (at the slider's ``alpha``) and humans'
-    win rates of the first system, each with its interval printed in the cell."""
+    """One row per system pair: the raw, length-controlled (AlpacaEval's minimal GLM, the pair fitted on its own),
+    subtracted (at the slider's ``alpha``) and humans' win rates of the first system, each with its interval printed
+    in the cell."""
     keep = lc["alpha"].isna() | np.isclose(lc["alpha"].astype(float), alpha)
     rows = lc[keep]
-    names = {"win_rate": "raw win rate", "lc_win_rate": "length-controlled", "subtracted_win_rate":
+    names = {"win_rate": "raw win rate", "lc_win_rate": "length-controlled (AlpacaEval)", "subtracted_win_rate":
              f"after subtracting Q (α = {alpha:g})", "human_win_rate": "humans"}
     cell = [f"{e:.3f} {fmt_interval(lo, hi)}" if e == e else "n/a" for e, lo, hi in
             zip(rows["estimate"], rows["ci_low"], rows["ci_high"])]

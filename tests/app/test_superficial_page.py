@@ -78,9 +78,11 @@ def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monke
         expected.loc["Adversarial", "accuracy"], abs=5e-4)
     assert len(calls) == opened  # the curve was not recomputed
     lc = at.dataframe[-1].value
-    assert list(lc.columns) == ["system", "against", "items", "raw win rate", "length-controlled",
+    assert list(lc.columns) == ["system", "against", "items", "raw win rate", "length-controlled (AlpacaEval)",
                                 "after subtracting Q (α = 0.9)", "humans"]
     assert len(lc) == 6  # the sample's six system pairs
+    caption = " ".join(c.value for c in at.caption)
+    assert "length_controlled_minimal" in caption and "instruction-difficulty term" in caption
 
 
 def test_alpha_zero_says_nothing_is_subtracted(ws):

@@ -58,6 +58,27 @@ def test_superficial_length_controlled_pandalm(capsys):
     assert len(recs) == 3 * 10  # 5 systems: 10 pairs
     for r in recs:
         assert r["ci_low"] <= r["estimate"] <= r["ci_high"]
+    lc = [r for r in recs if r["measure"] == "lc_win_rate"]
+    assert all("AlpacaEval's minimal GLM (no instruction difficulty)" in r["note"] for r in lc)
+    # one pair alone gives the same number: the pairs are fitted independently
+    pair = next(r for r in lc if r["system_a"] == "llama-7b" and r["system_b"] == "opt-7b")
+    from evalcore.data.ingest import load
+    from evalcore.pairwise.superficial import length_controlled
+
+    frame = load(PANDALM, preset="pandalm").frame
+    alone = frame[frame.system_a.isin(["llama-7b", "opt-7b"]) & frame.system_b.isin(["llama-7b", "opt-7b"])]
+    res = length_controlled(alone, judge="pandalm-7b", alpha=None, n_boot=50)
+    assert res[res.measure == "lc_win_rate"][["estimate", "ci_low", "ci_high"]].iloc[0].tolist() == \
+        [pair["estimate"], pair["ci_low"], pair["ci_high"]]
+
+
+def test_length_controlled_help_says_what_is_left_out(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["superficial", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "length_controlled_minimal" in out and "instruction-difficulty term" in out and "left out" in out
 
 
 @needs_datasets

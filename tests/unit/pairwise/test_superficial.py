@@ -98,22 +98,6 @@ def _lc_table(seed: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_length_controlled_matches_direct_statsmodels_fit():
-    import statsmodels.api as sm
-
-    df = _lc_table()
-    res = sp.length_controlled(df, judge="j")
-    d = df["text_a"].str.len() - df["text_b"].str.len()
-    z = d / d.std(ddof=1)
-    X = pd.DataFrame({s: (df.system_a == s).astype(float) - (df.system_b == s).astype(float) for s in ["s2", "s3"]})
-    X["len"] = z
-    fit = sm.GLM((df.winner == "a").astype(float), X, family=sm.families.Binomial()).fit()
-    lc = res[(res.measure == "lc_win_rate") & (res.system_a == "s1") & (res.system_b == "s2")].estimate.item()
-    assert lc == pytest.approx(1 / (1 + np.exp(fit.params["s2"])), abs=1e-8)
-    lc23 = res[(res.measure == "lc_win_rate") & (res.system_a == "s2") & (res.system_b == "s3")].estimate.item()
-    assert lc23 == pytest.approx(1 / (1 + np.exp(-(fit.params["s2"] - fit.params["s3"]))), abs=1e-8)
-
-
 def test_length_controlled_without_systems_is_not_available():
     df = _simulated(5, 0.0, 6)
     res = sp.length_controlled(df, judge="j")
@@ -175,7 +159,7 @@ def test_length_controlled_intervals_and_human_win_rate_on_pandalm():
     assert (row["ci_low"] <= row["estimate"]).all() and (row["estimate"] <= row["ci_high"]).all()
     # the humans' win rate, independently: strict majority of the three annotators per item
     hum = frame[frame.rater_kind == "human"]
-    items = frame[(frame.rater == "pandalm-7b") & frame.winner.isin(["a", "b"])
+    items = frame[(frame.rater == "pandalm-7b") & frame.winner.isin(["a", "b", "tie"])  # the judge's ties are kept
                   & (((frame.system_a == "llama-7b") & (frame.system_b == "opt-7b"))
                      | ((frame.system_a == "opt-7b") & (frame.system_b == "llama-7b")))]
     wins = []
