@@ -6,6 +6,8 @@ Each section, and the evalcore function that computes what it shows:
   :func:`evalcore.pointwise.agreement.count_units` (``ui.units()``).
 - :func:`group_tab`: the first tab, the next four sections; intervals and flags after the point estimates
   when they take long (``ui.AGREEMENT.points_first``).
+- :func:`verdict_section`: the page's first answer, :func:`evalcore.report.tables.agreement_verdict` (each
+  judge's pairwise agreement gap; the page opens on the judge closest to the humans).
 - :func:`agreement_section`: :func:`evalcore.pointwise.agreement.agreement` (``ui.AGREEMENT``), drawn by
   :func:`evalcore.report.plots.agreement_figure`; the judges warned about are
   :func:`evalcore.pointwise.agreement.fractional_judges`.
@@ -17,8 +19,9 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter_units` (``ui.unit_filter``).
 - :func:`leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
   by :func:`evalcore.report.plots.leaderboard_figure`.
-- :func:`meta_tab`: :func:`evalcore.pointwise.meta.meta_correlations` (``ui.META``), shown by
-  :func:`evalcore.report.tables.meta_view`.
+- :func:`meta_tab`: per criterion and the page's grouping, :func:`evalcore.pointwise.meta.system_means`
+  (``ui.SYSTEM_MEANS``) drawn by :func:`evalcore.report.plots.system_means_figure`, and
+  :func:`evalcore.pointwise.meta.meta_correlations` (``ui.META``) shown by :func:`evalcore.report.tables.meta_view`.
 - :func:`pairs_tab`: :func:`evalcore.pointwise.rater_pairs.rater_pair_matrix` (``ui.RATER_PAIRS``), drawn by
   :func:`evalcore.report.plots.rater_pair_heatmap`.
 - :func:`measures_guide`: what the measures mean.
@@ -75,11 +78,17 @@ def unit_filter() -> tuple[int | None, int | None]:
     return bounds
 
 
-def agreement_section(table, units, opts: ui.AuditOptions) -> str | None:
+def verdict_section(verdict: tables.AgreementVerdict) -> None:
+    """The answer first: each judge's agreement with the humans against theirs with each other."""
+    if verdict.sentences:
+        st.info("  \n".join(verdict.sentences), icon=":material/gavel:")
+
+
+def agreement_section(table, units, opts: ui.AuditOptions, opening: str | None) -> str | None:
     """Whose agreement, which measure, and the heatmap or dot plot; returns the judge shown (None: humans)."""
     st.subheader("Where does the judge agree with humans?")
     s1, s2 = st.columns(2)
-    sources = ui.choice("ag_source", [tables.HUMANS, *opts.judges], opts.judges[0] if opts.judges else None)
+    sources = ui.choice("ag_source", [tables.HUMANS, *opts.judges], opening)
     source = s1.selectbox("Whose agreement", sources, key="ag_source",
                           format_func=lambda j: "Humans among themselves" if j == tables.HUMANS else f"{j} vs humans")
     judge = None if source == tables.HUMANS else source
@@ -186,19 +195,45 @@ def leaderboard_tab(ratings, units, opts: ui.AuditOptions) -> None:
     ui.download_csv(board, file_name="leaderboard.csv", label="Download the leaderboard (CSV)", key="lb_dl")
 
 
-def meta_tab(ratings, opts: ui.AuditOptions) -> None:
+def meta_tab(ratings, units, opts: ui.AuditOptions) -> None:
     st.subheader("Does the judge rank the systems as humans do?")
     if "system" not in ratings.columns:
         st.info("System-level correlation needs a **system** column (the model that wrote each item's output; "
                 "columns named model, system or generator are recognised), and the input level an **input_id** "
                 "(the prompt or document several systems answered).", icon=":material/info:")
         return
-    meta = ui.META.result(by=(), judges=tuple(opts.judges) or None, n_boot=opts.n_boot, seed=opts.seed)
+    if not opts.judges:
+        st.info("Pick judges under **Judges** above to compare their system rankings with the humans'.",
+                icon=":material/info:")
+        return
+    by = tuple(c for c in opts.by if c != "criterion")  # the criterion is always a group here
+    means = ui.SYSTEM_MEANS.result(by=by, judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
+    c1, c2, *rest = st.columns(2 + len(by))
+    judge = c1.selectbox("Judge", ui.choice("meta_judge", list(opts.judges)), key="meta_judge")
+    with c2:
+        crit = criterion_pick("meta_crit", units)
+    group = {"criterion": crit}
+    for col, extra in zip(rest, by):
+        group[extra] = col.selectbox(extra, ui.choice(f"meta_f_{extra}", tables.levels(means, extra)),
+                                     key=f"meta_f_{extra}")
+    shown = tables.rows_where(means, {"judge": judge, **group})
+    ui.figure(plots.system_means_figure(shown, judge=judge), key="meta_fig")
+    st.caption("One point per system: its mean human score against the judge's mean score on the same items, with "
+               "95% intervals. Points on a rising line mean the judge ranks the systems as the humans do; the "
+               "dashed line is where the two means are equal.")
+    meta = ui.META.result(by=by, judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
     st.dataframe(tables.meta_view(meta), hide_index=True)
     st.caption("System level: each system's mean human score against its mean judge score over the same items, "
-               "correlated across systems (as SummEval and G-Eval report). Input level: the correlation across the "
-               "systems' outputs for one input, averaged over inputs. 95% intervals resample inputs.")
-    ui.download_csv(meta, file_name="system_level.csv", label="Download (CSV)", key="meta_dl")
+               "correlated across systems (as SummEval and G-Eval report), per criterion"
+               + (f" and {', '.join(by)}" if by else "") + ", following **Group by** above. Input level: the "
+               "correlation across the systems' outputs for one input, averaged over inputs. 95% intervals "
+               "resample inputs.")
+    d1, d2 = st.columns(2)
+    with d1:
+        ui.download_csv(meta, file_name="system_level.csv", label="Download the correlations (CSV)", key="meta_dl")
+    with d2:
+        ui.download_csv(means, file_name="system_means.csv", label="Download the system means (CSV)",
+                        key="meta_means_dl")
 
 
 def pairs_tab(units, opts: ui.AuditOptions) -> None:
@@ -223,7 +258,9 @@ def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> N
     """The agreement table by group: the figure, the flags (once the tests have run), the numbers, the classes."""
     table, pending = ui.AGREEMENT.points_first(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
                                                seed=opts.seed, min_raters=lo, max_raters=hi)
-    judge = agreement_section(table, units, opts)
+    verdict = tables.agreement_verdict(table, by=opts.by, judges=opts.judges, pending=pending)
+    verdict_section(verdict)
+    judge = agreement_section(table, units, opts, verdict.opening)
     if not pending:  # no flag is claimed before the tests have run
         flags_section(table, opts)
     table_section(table)
@@ -231,7 +268,7 @@ def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> N
 
 
 #: The controls a reload or a shared link restores (the address bar holds them).
-URL_KEYS = {"ag_tab": str, "ag_source": str, "lb_measure": str, "lb_crit": str, "rp_measure": str, "rp_crit": str}
+URL_KEYS = {"ag_tab": str, "ag_source": str, "meta_judge": str, "meta_crit": str, "lb_measure": str, "lb_crit": str, "rp_measure": str, "rp_crit": str}
 
 
 def main() -> None:
@@ -245,7 +282,7 @@ def main() -> None:
         ui.lazy_tabs("ag_tab", {
             "Agreement by group": lambda: group_tab(units, opts, lo, hi),
             "Which judge?": lambda: leaderboard_tab(ratings, units, opts),
-            "System level": lambda: meta_tab(ratings, opts),
+            "System level": lambda: meta_tab(ratings, units, opts),
             "Rater pairs": lambda: pairs_tab(units, opts)})
         ui.sync_url(URL_KEYS)
     measures_guide()

@@ -51,13 +51,13 @@ from scipy import sparse
 from ..columns import HUMAN
 from ..errors import DataError
 from ..stats import (
-    ResultTable, cell_rng, check_level, check_resamples, item_weights, join_notes, root_seed, safe_div, spearman_rho,
-    tau_b,
+    ResultTable, cell_rng, check_level, check_resamples, item_weights, join_notes, percentile_interval, root_seed,
+    safe_div, spearman_rho, tau_b,
 )
 from .coding import check_by
 
 __all__ = ["INPUT_MEASURES", "ITEM_MEASURES", "LEVELS", "META_MEASURES", "SYSTEM_MEASURES", "LevelResult", "MetaCell",
-           "MetaData", "cell_weights", "correlations", "level_of", "level_values", "meta_correlations", "meta_data"]
+           "MetaData", "cell_weights", "correlations", "level_of", "level_values", "meta_correlations", "meta_data", "system_means"]
 
 ITEM_MEASURES = ("kendall_tau", "spearman_rho")
 SYSTEM_MEASURES = ("kendall_tau_system", "spearman_rho_system", "pearson_r_system")
@@ -302,10 +302,11 @@ def _left_out_systems(cell: MetaCell, judge: str, used: np.ndarray) -> str:
     return f"{k} system(s) without an item scored by both the humans and the judge left out" if k else ""
 
 
-def _system_level(cell: MetaCell, judge: str, W: np.ndarray, has_input: bool) -> LevelResult:
+def _system_sums(cell: MetaCell, judge: str, W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per resample (rows of ``W``) and system: the humans' and the judge's mean over the items both scored,
+    each item weighted by its input's weight; and the systems used and their item counts."""
     ok = _both(cell, judge) & (cell.system >= 0)
     sysc, inp = cell.system[ok], cell.input[ok]
-    used = np.unique(sysc)
     shape = (cell.n_inputs, len(cell.systems))
 
     def per_system(v: np.ndarray) -> np.ndarray:
@@ -314,6 +315,12 @@ def _system_level(cell: MetaCell, judge: str, W: np.ndarray, has_input: bool) ->
 
     den = per_system(np.ones(len(inp)))
     H, J = safe_div(per_system(cell.human[ok]), den), safe_div(per_system(cell.scores[judge][ok]), den)
+    return H, J, np.unique(sysc), np.bincount(sysc, minlength=len(cell.systems))
+
+
+def _system_level(cell: MetaCell, judge: str, W: np.ndarray, has_input: bool) -> LevelResult:
+    H, J, used, _ = _system_sums(cell, judge, W)
+    ok = _both(cell, judge) & (cell.system >= 0)
     note = join_notes(_left_out_systems(cell, judge, used), "" if has_input else ITEMS_RESAMPLED)
     return LevelResult(_named(correlations(H, J), "system"), int(np.unique(cell.input[ok]).size), len(used), note,
                        "not defined: fewer than 2 systems, or the system means do not vary")
@@ -432,3 +439,45 @@ def meta_correlations(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), ju
     out = table.frame()
     out.insert(list(out.columns).index("n") + 1, "n_systems", np.asarray(n_systems, dtype=np.int64))
     return out
+
+
+def system_means(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), judges: Sequence[str] | None = None,
+                 n_boot: int = 1000, seed: int | np.random.Generator = 0, level: float = 0.95) -> pd.DataFrame:
+    r"""Each system's mean human score and mean judge score, on the items both scored, per group and judge.
+
+    What the system-level correlation of :func:`meta_correlations` correlates (SummEval; G-Eval): for
+    system s, :math:`\bar H_s = \text{mean}_{i \in s} h_i` (h the mean human score of item i) and
+    :math:`\bar J_s` the same of the judge's score, over the items of s that both scored. Intervals resample
+    inputs (items without ``input_id``) with the same per-group streams as :func:`meta_correlations`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``criterion, *by, judge, system, human, human_ci_low, human_ci_high, judge_score, judge_ci_low,
+        judge_ci_high, n`` (``n``: the system's items scored by both). Empty without a ``system`` column.
+
+    Examples
+    --------
+    >>> rows = [(f"{s}/{d}", s, str(d), r, k, v) for s, base in (("A", 1), ("B", 2)) for d in range(3)
+    ...         for r, k, v in (("h1", "human", base), ("j", "judge", base * 2 + d))]
+    >>> t = pd.DataFrame(rows, columns=["item_id", "system", "input_id", "rater", "rater_kind", "score"])
+    >>> system_means(t, n_boot=0)[["system", "human", "judge_score", "n"]].values.tolist()
+    [['A', 1.0, 3.0, 3], ['B', 2.0, 5.0, 3]]
+    """
+    n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
+    data = meta_data(ratings, by=by, judges=judges)
+    rows: list[dict] = []
+    if not data.has_system:
+        return pd.DataFrame(columns=[*data.by, "judge", "system", "human", "human_ci_low", "human_ci_high",
+                                     "judge_score", "judge_ci_low", "judge_ci_high", "n"])
+    for cell in data.cells:
+        W = cell_weights(cell, root, n_boot)
+        for judge in data.judges:
+            H, J, used, counts = _system_sums(cell, judge, W)
+            hl, hh, _ = percentile_interval(H[1:].T, level) if n_boot else (np.full(H.shape[1], np.nan),) * 3
+            jl, jh, _ = percentile_interval(J[1:].T, level) if n_boot else (np.full(J.shape[1], np.nan),) * 3
+            for s in used:
+                rows.append({**dict(zip(data.by, cell.keys)), "judge": judge, "system": cell.systems[s],
+                             "human": H[0, s], "human_ci_low": hl[s], "human_ci_high": hh[s], "judge_score": J[0, s],
+                             "judge_ci_low": jl[s], "judge_ci_high": jh[s], "n": int(counts[s])})
+    return pd.DataFrame(rows)

@@ -26,6 +26,14 @@ def levels(frame: pd.DataFrame, column: str) -> list[str]:
     return sorted(map(str, frame[column].dropna().unique()))
 
 
+def rows_where(frame: pd.DataFrame, values: dict) -> pd.DataFrame:
+    """The rows whose columns equal ``values`` (compared as text, as :func:`levels` lists them)."""
+    keep = np.ones(len(frame), dtype=bool)
+    for col, value in values.items():
+        keep &= (frame[col].astype(str) == str(value)).to_numpy()
+    return frame[keep]
+
+
 def with_humans_named(table: pd.DataFrame, *, label: str = HUMANS) -> pd.DataFrame:
     """``table`` with the humans' rows (``judge`` missing) named ``label`` (for display and download)."""
     return table.assign(judge=table["judge"].fillna(label))
@@ -62,6 +70,67 @@ def flagged_cells(table: pd.DataFrame, by: Sequence[str]) -> FlaggedCells:
         counts = flagged[by[0]].astype(str).value_counts()
         return FlaggedCells(len(flagged), by[0], tuple((str(k), int(v)) for k, v in counts.items()))
     return FlaggedCells(len(flagged), None, tuple((str(j), 1) for j in flagged["judge"].astype(str)))
+
+
+@dataclass(frozen=True)
+class AgreementVerdict:
+    """What the Agreement page says first: the judges in order, the one to open on, and the sentences."""
+
+    ranked: tuple[str, ...]
+    opening: str | None
+    sentences: tuple[str, ...]
+
+
+def _cell_name(row: pd.Series, by: Sequence[str]) -> str:
+    return " / ".join(str(row[c]) for c in by) if by else "all items"
+
+
+def agreement_verdict(table: pd.DataFrame, *, by: Sequence[str], judges: Sequence[str],
+                      pending: bool = False, limit: int = 3) -> AgreementVerdict:
+    """The page's first answer, from the ``pairwise_agreement_gap`` rows of an agreement table.
+
+    The gap is a judge's agreement with each human minus the humans' agreement with each other on the same
+    units (Hada et al. 2024): 0 means the judge agrees with the annotators as well as they agree among
+    themselves. Judges are listed by their mean gap over the cells (weighted by units), closest to the
+    humans first, and the page opens on the first: the order does not depend on the intervals, so it is
+    the same while they are ``pending``. Each judge's sentence gives its mean gap, its lowest cell with that
+    cell's 95% interval and, once the tests have run, how many cells are flagged; past ``limit`` judges, one
+    sentence names the rest in order. Whether two judges differ is the leaderboard's question (a paired
+    bootstrap), not this order's.
+    """
+    gap = table[(table["measure"] == "pairwise_agreement_gap") & table["judge"].isin(list(judges))]
+    rows = []
+    for judge, g in gap.groupby("judge", sort=False):
+        est = g["estimate"].astype(float)
+        if not est.notna().any():
+            continue
+        w = g["n"].astype(float).where(est.notna(), 0.0)
+        mean = float((est.fillna(0) * w).sum() / w.sum())
+        rows.append((str(judge), mean, g.loc[est.idxmin()], int(g["flagged"].fillna(False).astype(bool).sum()), len(g)))
+    rows.sort(key=lambda r: (-r[1], r[0]))
+    sentences = []
+    for judge, mean, worst, flagged, n_cells in rows[:limit]:
+        side = "below" if mean < 0 else "above"
+        interval = "" if pending else " " + fmt_interval(worst["ci_low"], worst["ci_high"], signed=True)
+        if n_cells > 1:
+            text = (f"**{judge}**: its agreement with each human is on average {abs(mean):.3f} {side} the humans' "
+                    f"agreement with each other (pairwise agreement gap, mean over {n_cells} cells); lowest in "
+                    f"{_cell_name(worst, by)}: {worst['estimate']:+.3f}{interval}")
+            if not pending:
+                text += f"; flagged in {flagged} of {n_cells} cells" if flagged else "; flagged in none"
+        else:
+            text = (f"**{judge}**: its agreement with each human is {abs(mean):.3f} {side} the humans' agreement "
+                    f"with each other (pairwise agreement gap {mean:+.3f}{interval})")
+            if not pending:
+                text += "; flagged" if flagged else "; not flagged"
+        sentences.append(text + ".")
+    if len(rows) > limit:
+        rest = [f"{j} ({m:+.3f}" + ("" if pending else f", {f} flagged") + ")" for j, m, _, f, _ in rows[limit:]]
+        sentences.append(f"Then, by mean gap: {', '.join(rest)}.")
+    if pending and rows:
+        sentences.append("The 95% intervals and which cells are flagged follow.")
+    ranked = tuple(r[0] for r in rows)
+    return AgreementVerdict(ranked, ranked[0] if ranked else None, tuple(sentences))
 
 
 def for_sources(dist: pd.DataFrame, sources: Iterable[str | None]) -> pd.DataFrame:
@@ -199,6 +268,9 @@ ANALYSIS_PAGES: dict[str, tuple[tuple[str, ...], str]] = {
     "superficial_ratings": (("Superficial quality",), "evalcore superficial"),
     "position_bias": (("Position bias",), "evalcore position"),
     "calibraeval": (("Position bias",), "evalcore position"),
+    "meta_system": (("Agreement",), "evalcore agreement"),
+    "meta_input": (("Agreement",), "evalcore agreement"),
+    "leaderboard": (("Agreement",), "evalcore agreement --leaderboard"),
 }
 
 

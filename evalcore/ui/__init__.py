@@ -36,6 +36,7 @@ from .analyses import (
     LEADERBOARD,
     LENGTH_CONTROLLED,
     META,
+    SYSTEM_MEANS,
     PERPLEXITY_BY_SCORE,
     POSITION,
     RATER_PAIRS,
@@ -90,7 +91,7 @@ __all__ = [
     # analyses
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
-    "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "LEADERBOARD",
+    "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "SYSTEM_MEANS", "LEADERBOARD",
     "RATER_PAIRS", "REPORT", "finish_pending", "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",

@@ -200,6 +200,18 @@ META = Analysis("meta", 1, _bootstrap_params, _meta,
                 label=lambda data, p: f"Correlating systems and inputs ({p['n_boot']:,} resamples)...")
 
 
+def _system_means(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.meta.system_means` on the dataset's ratings (what the system level correlates)."""
+    from ..pointwise.meta import system_means
+
+    return system_means(cache.table(data, RATINGS), by=tuple(p["by"]), judges=_picked(p["judges"]),
+                        n_boot=p["n_boot"], seed=p["seed"])
+
+
+SYSTEM_MEANS = Analysis("system_means", 1, _bootstrap_params, _system_means,
+                        label=lambda data, p: f"Averaging each system's scores ({p['n_boot']:,} resamples)...")
+
+
 def _leaderboard(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
     """:func:`evalcore.pointwise.leaderboard.judge_leaderboard` on the dataset's ratings."""
     from ..pointwise.leaderboard import judge_leaderboard
@@ -533,4 +545,4 @@ def informative_pair(lookup: dict[str, tuple[str, str]]) -> str | None:
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
                                 SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
-                                CALIBRATIONS, META, LEADERBOARD, RATER_PAIRS, REPORT)}
+                                CALIBRATIONS, META, SYSTEM_MEANS, LEADERBOARD, RATER_PAIRS, REPORT)}

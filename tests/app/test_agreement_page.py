@@ -106,8 +106,29 @@ def test_page_on_hanna(ws):
     at = _page(ws.save_dataset("HANNA", {"ratings": ing.frame}))
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="ag_by").value == ["criterion"]
+    # Issue 23: the page opens on the judge closest to the humans (mean pairwise agreement gap over the criteria,
+    # weighted by units), not the first in alphabetical order, and says so first.
+    from evalcore.pointwise.agreement import agreement
+
+    gap = agreement(ing.frame, by=("criterion",), n_boot=0)
+    gap = gap[(gap["measure"] == "pairwise_agreement_gap") & gap["judge"].notna()]
+    mean = gap.assign(w=gap["estimate"] * gap["n"]).groupby("judge")[["w", "n"]].sum()
+    closest = (mean["w"] / mean["n"]).idxmax()
+    assert closest != sorted(mean.index)[0]
+    assert at.selectbox(key="ag_source").value == closest
+    verdict = at.info[0].value
+    assert verdict.startswith(f"**{closest}**") and "pairwise agreement gap" in verdict and "flagged in" in verdict
 
 
+
+
+def _values(spec) -> np.ndarray:
+    """A plotly JSON array: a list, or plotly 6's typed array (``{"dtype", "bdata"}``, base64)."""
+    if isinstance(spec, dict):
+        import base64
+
+        return np.frombuffer(base64.b64decode(spec["bdata"]), dtype=spec["dtype"])
+    return np.asarray(spec, dtype=float)
 
 
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")
@@ -145,6 +166,16 @@ def test_meta_evaluation_tabs_on_hanna(ws):
     table = at.dataframe[0].value.set_index(["criterion", "judge"])
     assert table.loc[("Coherence", "ChatGPT/prompt1"), "kendall_tau_system"] == (
         f"{row['estimate']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
+    # Issue 23: the tab draws what it correlates, one point per system (pandas computes the same means).
+    judge, crit = at.selectbox(key="meta_judge").value, at.selectbox(key="meta_crit").value
+    (trace,) = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    c = frame[frame["criterion"] == crit]
+    per_item = pd.DataFrame({"human": c[c["rater_kind"] == "human"].groupby("item_id")["score"].mean(),
+                             "judge": c[c["rater"] == judge].groupby("item_id")["score"].mean()}).dropna()
+    per_item["system"] = c.groupby("item_id")["system"].first()
+    expected = per_item.groupby("system")[["human", "judge"]].mean()
+    got = pd.DataFrame({"human": _values(trace["x"]), "judge": _values(trace["y"])}, index=trace["text"])
+    pd.testing.assert_frame_equal(got.sort_index(), expected.sort_index(), check_names=False, atol=1e-12)
     at.session_state["ag_tab"] = "Rater pairs"
     at.run()
     assert not at.exception

@@ -172,3 +172,27 @@ def test_first_judges_and_raters_with_role():
     roles = pd.DataFrame({"rater": ["ann", "gpt-4", "bob"], "rows": [2, 2, 1], "role": ["human", "judge", "human"]})
     assert tables.raters_with_role(roles, "judge") == ["gpt-4"]
     assert tables.raters_with_role(roles, "human") == ["ann", "bob"]
+
+
+def _gap_rows(rows):
+    return pd.DataFrame([{"language": lang, "judge": j, "measure": "pairwise_agreement_gap", "estimate": e,
+                          "ci_low": e - 0.05, "ci_high": e + 0.05, "n": n, "flagged": f} for lang, j, e, n, f in rows])
+
+
+def test_agreement_verdict_orders_by_mean_gap_and_claims_no_flag_while_pending():
+    from evalcore.report.tables import agreement_verdict
+
+    table = _gap_rows([("en", "a-judge", -0.20, 100, True), ("fr", "a-judge", -0.02, 100, False),
+                       ("en", "z-judge", -0.05, 300, False), ("fr", "z-judge", -0.01, 100, False)])
+    v = agreement_verdict(table, by=["language"], judges=["a-judge", "z-judge"])
+    assert v.ranked == ("z-judge", "a-judge") and v.opening == "z-judge"  # -0.04 beats -0.11, whatever the name
+    assert v.sentences[0].startswith("**z-judge**") and "0.040 below" in v.sentences[0]
+    assert "lowest in en: -0.050 [-0.100, +0.000]" in v.sentences[0] and "flagged in none" in v.sentences[0]
+    assert "lowest in en: -0.200" in v.sentences[1] and "flagged in 1 of 2 cells" in v.sentences[1]
+    pending = agreement_verdict(table, by=["language"], judges=["a-judge", "z-judge"], pending=True)
+    assert pending.opening == "z-judge"  # the same judge before and after the intervals
+    assert not any("flagged" in t or "[" in t for t in pending.sentences[:2])
+    assert "follow" in pending.sentences[-1]
+    many = agreement_verdict(table, by=["language"], judges=["a-judge", "z-judge"], limit=1)
+    assert many.sentences[-1] == "Then, by mean gap: a-judge (-0.110, 1 flagged)."
+    assert agreement_verdict(table.iloc[:0], by=["language"], judges=["a-judge"]).opening is None
