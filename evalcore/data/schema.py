@@ -1148,6 +1148,16 @@ def _item_q(df: pd.DataFrame) -> list[str]:
                                                               "column such as text_length"]
 
 
+def _numeric_scores(df: pd.DataFrame) -> list[str]:
+    score = df["score"]
+    ok = pd.api.types.is_numeric_dtype(score) or pd.to_numeric(score, errors="coerce").notna().any()
+    return [] if ok else ["numeric scores (correlations)"]
+
+
+def _two_judges(df: pd.DataFrame) -> list[str]:
+    return [] if _n_raters(df, JUDGE) >= 2 else ["2+ judges to rank"]
+
+
 def _human_verdicts(df: pd.DataFrame) -> list[str]:
     return [] if _is_kind(df, HUMAN).any() else ["human verdicts (rater_kind=human)"]
 
@@ -1171,6 +1181,15 @@ ANALYSES: tuple[Analysis, ...] = (
              "column 'position'", _all(_multi_criteria, _cols("position"))),
     Analysis("self_consistency", "Self-consistency across repeated judge samples (Krippendorff's alpha)",
              RATINGS, "column 'sample' with 2+ samples of a judge", _repeats),
+    Analysis("meta_system", "System-level correlation with humans (each system's mean score, judge vs humans)",
+             RATINGS, "column 'system' (the generator of each output), numeric judge and human scores of the same "
+                      "items", _all(_cols("system"), _judge_and_human, _numeric_scores)),
+    Analysis("meta_input", "Input-level correlation with humans (across the systems' outputs for each input)",
+             RATINGS, "columns 'system' and 'input_id' (the source or prompt shared by the systems' outputs)",
+             _all(_cols("system", "input_id"), _judge_and_human, _numeric_scores)),
+    Analysis("leaderboard", "Judge leaderboard: which judge agrees best with humans (paired bootstrap)", RATINGS,
+             "2+ judges with numeric scores of items humans scored (with 'system': also at the system level)",
+             _all(_two_judges, _judge_and_human, _numeric_scores)),
     Analysis("win_rate", "Calibrated win rates (BWRS, Bayesian Dawid-Skene)", COMPARISONS,
              "columns system_a, system_b and judge verdicts (human labels for calibration)",
              _cols("system_a", "system_b")),

@@ -32,8 +32,8 @@ import pandas as pd
 from ..errors import DataError
 from ..pointwise.recommend import HADA, RULES
 
-__all__ = ["Audit", "Finding", "JudgeCard", "Mitigation", "ReportCard", "SUPERFICIAL_ALPHA", "WINRATE_PRIOR",
-           "card_group", "judge_report_card", "report_card", "run_audit"]
+__all__ = ["Audit", "Finding", "JudgeCard", "LEADERBOARD_MEASURES", "Mitigation", "ReportCard", "SUPERFICIAL_ALPHA",
+           "WINRATE_PRIOR", "card_group", "cells_text", "judge_report_card", "places", "report_card", "run_audit"]
 
 #: The alpha at which the card and the report read the superficial-quality subtraction (the page's default).
 SUPERFICIAL_ALPHA = 0.5
@@ -135,7 +135,8 @@ class Audit:
     n_boot, seed
         Resamples and seed of every analysis.
     results
-        Result tables by name: ``agreement``, ``agreement_card``, ``bias`` (ratings); ``accuracy``,
+        Result tables by name: ``agreement``, ``agreement_card``, ``bias``, ``leaderboard`` and ``meta``
+        (system- and input-level correlations) (ratings); ``accuracy``,
         ``position``, ``superficial`` and ``winrate`` (comparisons), where the data supports them.
     winrates
         The :class:`~evalcore.pairwise.result.WinRate` of every pair (BWRS, :data:`WINRATE_PRIOR`).
@@ -195,7 +196,36 @@ def _ratings_audit(frame: pd.DataFrame, *, n_boot: int, seed: int, out: dict, sk
         out["bias"] = _timed(seconds, "bias", lambda: bias_report(frame, by=group, n_boot=n_boot, seed=seed).records)
     else:
         skipped["bias"] = av.loc["score_distribution", "missing"]
+    _meta_audit(frame, av, group=group, n_boot=n_boot, seed=seed, out=out, skipped=skipped, seconds=seconds)
     return cells
+
+
+#: The leaderboard's measures in the report: the item level, and the system level where the table names systems.
+LEADERBOARD_MEASURES = ("kendall_tau", "kendall_tau_system")
+
+
+def _meta_audit(frame: pd.DataFrame, av: pd.DataFrame, *, group: tuple[str, ...], n_boot: int, seed: int, out: dict,
+                skipped: dict, seconds: dict) -> None:
+    """Which judge to use: the judge leaderboard (:func:`evalcore.pointwise.leaderboard.judge_leaderboard`) and the
+    system- and input-level correlations (:func:`evalcore.pointwise.meta.meta_correlations`), where available."""
+    steps = {"leaderboard": "leaderboard", "meta": "meta_system"}
+    for name, need in steps.items():
+        if not av.loc[need, "available"]:
+            skipped[name] = av.loc[need, "missing"]
+            continue
+        if name == "leaderboard":
+            from ..pointwise.leaderboard import judge_leaderboard
+
+            measures = LEADERBOARD_MEASURES if av.loc["meta_system", "available"] else LEADERBOARD_MEASURES[:1]
+            run = (lambda: judge_leaderboard(frame, by=group, measures=measures, n_boot=n_boot, seed=seed))
+        else:
+            from ..pointwise.meta import meta_correlations
+
+            run = (lambda: meta_correlations(frame, by=group, n_boot=n_boot, seed=seed))
+        try:
+            out[name] = _timed(seconds, name, run)
+        except DataError as exc:
+            skipped[name] = str(exc)
 
 
 def _superficial(frame: pd.DataFrame, *, n_boot: int, seed: int) -> pd.DataFrame:

@@ -307,6 +307,116 @@ def _bias_section(audit: Audit, ctx: _Ctx) -> str:
     return "".join(parts) + _repro([ctx.cmd("bias", *(["--by", *by] if by else []))])
 
 
+#: How the report names the meta-evaluation measures.
+META_NAMES = {"kendall_tau": "Kendall's tau (items)", "spearman_rho": "Spearman's rho (items)",
+              "kendall_tau_system": "Kendall's tau (systems)", "spearman_rho_system": "Spearman's rho (systems)",
+              "pearson_r_system": "Pearson's r (systems)", "kendall_tau_input": "Kendall's tau (per input, averaged)",
+              "spearman_rho_input": "Spearman's rho (per input, averaged)",
+              "pearson_r_input": "Pearson's r (per input, averaged)"}
+
+
+def leaderboard_table(board: pd.DataFrame) -> pd.DataFrame:
+    """One group's and measure's leaderboard as the report prints it: rank, judge, estimate [95% CI], the paired
+    difference to the best [95% CI], n with what it counts (``n_unit``), the items and systems behind it, the
+    verdict."""
+    unit = str(board["n_unit"].iloc[0]) if len(board) else "items"
+    best = board["rank"].fillna(0).astype(int).eq(1) & board["diff_to_best"].eq(0)
+    diff = ["the best" if b else "" if not np.isfinite(d) else f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            for b, d, lo, hi in zip(best, board["diff_to_best"].astype(float), board["diff_ci_low"].astype(float),
+                                    board["diff_ci_high"].astype(float))]
+    out = pd.DataFrame({
+        "rank": board["rank"].astype(object).where(board["rank"].notna(), ""), "judge": board["judge"],
+        "estimate [95% CI]": [cell(e, lo, hi) for e, lo, hi in zip(board["estimate"], board["ci_low"],
+                                                                  board["ci_high"])],
+        "minus the best (paired) [95% CI]": diff, f"n ({unit} resampled)": board["n"], "items": board["n_items"]})
+    if str(board["measure"].iloc[0]).endswith(("_system", "_input")):
+        out["systems"] = board["n_systems"]
+    out["verdict"] = np.where(board["worse_than_best"], "worse than the best", "")
+    return out
+
+
+def _board_reading(board: pd.DataFrame) -> str:
+    """One group's and measure's leaderboard in a sentence: the best, and which judges are clearly worse."""
+    ranked = board[board["rank"].notna()]
+    if ranked.empty:
+        return "No judge has a defined estimate here."
+    top = ranked[ranked["rank"] == 1]
+    worse = ranked[ranked["worse_than_best"]]["judge"].astype(str).tolist()
+    close = [j for j in ranked["judge"].astype(str) if j not in worse and j not in set(top["judge"].astype(str))]
+    text = ("Best" + (f" ({len(top)} tied)" if len(top) > 1 else "") + ": "
+            + _names_list([f"{r['judge']} ({cell(r['estimate'], r['ci_low'], r['ci_high'])})"
+                           for _, r in top.iterrows()]) + ".")
+    if close:
+        text += (f" Not clearly worse (the paired 95% interval of the difference reaches 0): "
+                 + (", ".join(close[:8]) + (f" and {len(close) - 8} more" if len(close) > 8 else "")) + ".")
+    if worse:
+        text += f" Clearly worse: {len(worse)} judge{'s' if len(worse) != 1 else ''}."
+    return text
+
+
+def _names_list(values: Sequence[str]) -> str:
+    values = list(values)
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+#: The system- and input-level measures the report's table shows (the CLI prints all of META_MEASURES).
+META_SHOWN = ("kendall_tau_system", "pearson_r_system", "kendall_tau_input")
+
+
+def _judges_section(audit: Audit, ctx: _Ctx) -> str:
+    """Which judge to use: the leaderboard per group and measure, and the system- (and input-) level table."""
+    from .plots import leaderboard_figure
+    from .tables import meta_view
+
+    parts = ["<h3 id='judges'>Which judge to use</h3>"]
+    board, meta = audit.results.get("leaderboard"), audit.results.get("meta")
+    by = list(audit.group)
+    if board is not None and not board.empty:
+        unit = str(board["n_unit"].iloc[0])
+        parts.append(
+            "<p>The judges ranked by their correlation with the humans' mean score, per criterion"
+            + (" and " + " and ".join(by) if by else "") + ". The difference to the best judge comes from a paired "
+            f"bootstrap (every judge on the same resamples of {unit}); a judge is <i>worse than the best</i> only "
+            f"when that interval lies below 0. <b>n</b> counts the {unit} resampled"
+            + (" (each input brings every system's output for it), <b>items</b> the outputs behind the estimate"
+               if unit == "inputs" else "") + ".</p>")
+        keys = ["criterion", *by]
+        shown_figures = 0
+        for key, g in board.groupby(keys, sort=True, dropna=False):
+            key = key if isinstance(key, tuple) else (key,)
+            where = " / ".join(str(k) for k in key)
+            for measure, rows in g.groupby("measure", sort=False):
+                label = META_NAMES.get(measure, measure)
+                parts.append(f"<h4>{_esc(where)}: {_esc(label)}</h4><p>{_esc(_board_reading(rows))}</p>")
+                if shown_figures < 6 and measure == "kendall_tau" and rows["estimate"].notna().any():
+                    fig = leaderboard_figure(rows, label=label)
+                    fig.update_layout(title=f"{where}: judges ranked by {label} (hollow: worse than the best)")
+                    parts.append(figure_html(fig, x_title=label, y_title="judge"))
+                    shown_figures += 1
+                shown = leaderboard_table(rows)
+                parts.append(f"<details><summary>{_esc(where)}, {_esc(label)}: the table ({len(shown)} judges)"
+                             "</summary>" + table_html(shown, numeric=[c for c in shown.columns
+                                                                       if c not in ("judge", "verdict")]) + "</details>")
+    if meta is not None and not meta.empty:
+        from ..pointwise.meta import ITEMS_RESAMPLED
+
+        unit = "items" if meta["note"].astype(str).str.contains(ITEMS_RESAMPLED, regex=False).any() else "inputs"
+        shown = meta[meta["measure"].isin(META_SHOWN) & meta["estimate"].notna()]
+        wide = meta_view(shown if len(shown) else meta).rename(columns={**META_NAMES, "inputs": f"n ({unit})"})
+        parts.append("<h4>System- and input-level correlation</h4><p>System level: each system's mean score over "
+                     "its items, judge against humans, correlated across systems (SummEval, Fabbri et al. 2021; "
+                     "G-Eval, Liu et al. 2023). Input level: the correlation across the systems' outputs for each "
+                     f"input, averaged over inputs. 95% intervals from resampling {unit}; <b>n</b> counts the {unit} "
+                     "behind an estimate, <b>systems</b> the systems. Spearman's rho at both levels and Pearson's r "
+                     "per input: the second command below.</p>"
+                     + table_html(wide, numeric=[c for c in wide.columns if c not in ("judge", "criterion", *by)]))
+    cmd_by = ["--by", *by, "criterion"]
+    cmds = [ctx.cmd("agreement", *cmd_by, "--leaderboard")] if board is not None and not board.empty else []
+    if meta is not None and not meta.empty:
+        cmds.append(ctx.cmd("agreement", *cmd_by) + "   # the system- and input-level rows")
+    return "".join(parts) + _repro(cmds)
+
+
 # --------------------------------------------------------------------------- comparisons
 
 
@@ -393,13 +503,15 @@ def _winrate_section(audit: Audit, ctx: _Ctx) -> str:
 
 _SECTIONS = {"agreement": ("Agreement with humans", _agreement_section), "bias": ("Bias diagnostics", _bias_section),
              "accuracy": ("Judge accuracy", _accuracy_section), "position": ("Position bias", _position_section),
+             "leaderboard": ("Which judge to use", _judges_section), "meta": ("System-level correlation", _judges_section),
              "superficial": ("Superficial quality", _superficial_section),
              "winrate": ("Calibrated win rates", _winrate_section)}
 
 
 #: Analyses of :func:`evalcore.data.schema.analyses` the report shows; the others are named with where to find them.
 COVERED = {"agreement_humans", "agreement_judge", "by_language", "score_distribution", "familiarity", "anchoring",
-           "anchoring_position", "self_consistency", "win_rate", "superficial", "position_bias", "calibraeval"}
+           "anchoring_position", "self_consistency", "win_rate", "superficial", "position_bias", "calibraeval",
+           "meta_system", "meta_input", "leaderboard"}
 ELSEWHERE = {"class_distribution": "the app's Agreement page",
              "superficial_ratings": "evalcore superficial FILE --q COLUMN (a numeric per-item column such as "
                                     "text_length), or the app's Superficial quality page"}
@@ -419,6 +531,8 @@ def _analyses_section(audit: Audit, ctx: _Ctx) -> tuple[str, list[str]]:
     parts, titles = ["<h2 id='analyses'>3. The analyses</h2>"], []
     for name, (title, make) in _SECTIONS.items():
         t = audit.results.get(name)
+        if name == "meta" and audit.results.get("leaderboard") is not None:
+            continue  # the leaderboard's section shows the system-level table too
         if t is not None and not t.empty:
             parts.append(make(audit, ctx))
             titles.append(title)

@@ -64,3 +64,28 @@ def test_bad_input_gives_one_error_line(argv, says, capsys, tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert err.startswith("evalcore: error: ") and err.count("\n") == 1 and says in err
     assert "Traceback" not in err and "unexpected" not in err
+
+
+def test_validate_lists_meta_evaluation_where_systems_and_inputs_are_named(tmp_path, capsys):
+    """Issue 23: "What this data unlocks" (validate, Home) lists system- and input-level correlation and the judge
+    leaderboard when the ratings name systems and inputs, and says what they would need otherwise."""
+    from evalcore.data import schema
+    from evalcore.report.tables import unlocked
+    from tests.unit.report.test_html import _systems_frame
+
+    path = tmp_path / "summaries.csv"
+    _systems_frame(n_inputs=6).to_csv(path, index=False)
+    assert main(["validate", str(path)]) == 0
+    said = capsys.readouterr().out
+    for name in ("meta_system", "meta_input", "leaderboard"):
+        assert re.search(rf"\[yes\] {name}\b", said), name
+    assert main(["validate", str(path), "--json"]) == 0
+    assert {"meta_system", "meta_input", "leaderboard"} <= set(json.loads(capsys.readouterr().out)["unlocks"])
+    # without systems: the system and input levels say what they need; two judges still make a leaderboard
+    plain = _systems_frame(n_inputs=6).drop(columns=["system", "input_id"])
+    av = schema.analyses(schema.validate(plain, table="ratings").frame, table="ratings").set_index("analysis")
+    assert av.loc["leaderboard", "available"] and not av.loc["meta_system", "available"]
+    assert "column 'system'" in av.loc["meta_system", "missing"]
+    shown = unlocked(av.reset_index(), "ratings").set_index("title")
+    assert shown.filter(like="Judge leaderboard", axis=0)["where"].iloc[0] == (
+        "Agreement page · CLI: evalcore agreement --leaderboard")

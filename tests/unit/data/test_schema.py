@@ -317,7 +317,7 @@ def test_summarize_ratings_counts():
 
 def test_analyses_say_what_is_missing():
     av = schema.analyses(_hand_made_ratings(), table="ratings").set_index("analysis")
-    assert len(av) == len(schema.ANALYSES) == 14  # only analyses with a page or a command (issue 12)
+    assert len(av) == len(schema.ANALYSES) == 17  # only analyses with a page or a command (issue 12)
     assert av.loc["familiarity", "missing"] == "column 'perplexity' (or 'text' for a local proxy)"
     assert av.loc["anchoring_position", "missing"] == "column 'position'"
     assert av.loc["win_rate", "missing"] == ("a comparisons table (columns system_a, system_b and judge verdicts "

@@ -153,3 +153,56 @@ def test_a_note_about_html_cells_reads_whole_in_the_report():
     quoted = note.split("(first at row ")[1].split(": '", 1)[1].split("')")[0]
     assert quoted.endswith("…") and frame["text"].iloc[0].replace("\n", " ").startswith(quoted[:-1])
     assert quoted[:-1].endswith(("</b>", "texto</b>", "de", "la", "economía", "vasca", "y", "sus"))
+
+
+def _systems_frame(seed: int = 0, n_inputs: int = 30, n_systems: int = 5) -> pd.DataFrame:
+    """Inputs answered by every system; three annotators; ``close`` follows the humans, ``loose`` barely."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(n_inputs):
+        for s in range(n_systems):
+            truth = s / 2 + rng.normal(0, 0.7)
+            item = f"in{d}/sys{s}"
+            for r in range(3):
+                rows.append((item, f"h{r}", "human", "Coherence", truth + rng.normal(0, 0.4), f"sys{s}", f"in{d}"))
+            rows.append((item, "close", "judge", "Coherence", truth + rng.normal(0, 0.3), f"sys{s}", f"in{d}"))
+            rows.append((item, "loose", "judge", "Coherence", truth + rng.normal(0, 3.0), f"sys{s}", f"in{d}"))
+    return pd.DataFrame(rows, columns=["item_id", "rater", "rater_kind", "criterion", "score", "system", "input_id"])
+
+
+def test_the_report_says_which_judge_to_use():
+    """Issue 23: the leaderboard and the system-level table are in the handover file, with n saying what it counts
+    (inputs resampled, beside the items)."""
+    checked = validate(_systems_frame(), table="ratings")
+    rep = build_report(Ingested(table="ratings", frame=checked.frame, source="summaries.csv"), n_boot=50, seed=0,
+                       inputs=["summaries.csv"])
+    text = rep.html
+    _offline(text)
+    assert "Which judge to use</h3>" in text and "System- and input-level correlation</h4>" in text
+    assert "Not in this report" not in text
+    assert not re.search(r"not in this report: (System|Input|Judge)", text)
+    board = rep.audit.results["leaderboard"]
+    tau = board[board["measure"] == "kendall_tau"].set_index("judge")
+    assert tau.loc["close", "rank"] == 1 and tau.loc["loose", "worse_than_best"]
+    assert (tau["n"] == 30).all() and (tau["n_items"] == 150).all()
+    assert "<th>n (inputs resampled)</th><th>items</th>" in text
+    r = tau.loc["close"]
+    row = re.search(r"<tr><td class=\"num\">1</td><td>close</td>(.*?)</tr>", text).group(1)
+    assert cell(r["estimate"], r["ci_low"], r["ci_high"]) in row and ">30<" in row and ">150<" in row
+    assert "Coherence: Kendall&#x27;s tau (items)</h4><p>Best: close (" in text
+    meta = rep.audit.results["meta"]
+    m = meta[(meta["judge"] == "close") & (meta["measure"] == "kendall_tau_system")].iloc[0]
+    assert cell(m["estimate"], m["ci_low"], m["ci_high"]) in text.split("System- and input-level correlation")[1]
+    assert "evalcore agreement summaries.csv --by criterion --leaderboard --boot 50 --seed 0 --json" in text
+    # the data section lists them as supported
+    supported = text.split("Which analyses this table supports")[1].split("</details>")[0]
+    for title in ("System-level correlation", "Input-level correlation", "Judge leaderboard"):
+        assert re.search(re.escape(title) + r"[^<]*</td><td>yes</td>", supported), title
+
+
+def test_without_systems_the_leaderboard_counts_items(ratings_report):
+    text = ratings_report.html
+    assert "Which judge to use</h3>" in text and "<th>n (items resampled)</th>" in text
+    assert "Not in this report: System-level correlation: " in text and "column &#x27;system&#x27;" in text
