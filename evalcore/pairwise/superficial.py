@@ -693,7 +693,9 @@ def _lc_table(rows: pd.DataFrame, *, judge: str, subs: dict, q: str, n_boot: int
                                     f"C = {fit['C']:.3g}, length weight {fit['w_len']:+.3f}"
                                     + ("; exact fit: liblinear sees one class here" if fit["exact"] else "")
                                     + ("; the cross-validation kept no weight, so 0.5 by construction"
-                                       if fit["w_0"] == 0 and fit["w_len"] == 0 else "")
+                                       if fit["w_0"] == 0 and fit["w_len"] == 0 else
+                                       "; the L1 penalty set the model's own weight to 0, so 0.5 by construction"
+                                       if fit["w_0"] == 0 else "")
                                     if np.isfinite(fit["lc"]) else
                                     f"fewer than {LC_FOLDS} items: AlpacaEval's {LC_FOLDS}-fold cross-validation "
                                     "needs more")

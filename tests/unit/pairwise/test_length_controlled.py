@@ -321,3 +321,13 @@ def test_pandalm_pairs_match_their_code():
         ann = _pair_annotations(frame, judge, r.system_a, r.system_b, "length")
         assert r.n == len(ann)
         assert r.estimate == pytest.approx(alpaca_reference(ann), abs=1e-6), (r.system_a, r.system_b)
+
+
+def test_a_half_made_by_the_penalty_says_so():
+    # no merit and no length effect: the cross-validation keeps no weight, and the note says why it is 0.5
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"item_id": [f"i{i}" for i in range(60)], "system_a": "s1", "system_b": "s2", "rater": "j",
+                       "rater_kind": "judge", "winner": rng.choice(["a", "b"], 60),
+                       "text_a": ["x" * k for k in rng.integers(10, 400, 60)], "text_b": "y" * 200})
+    row = sp.length_controlled(df, judge="j", alpha=None, n_boot=0).set_index("measure").loc["lc_win_rate"]
+    assert row.estimate == 0.5 and "0.5 by construction" in row.note
