@@ -351,6 +351,11 @@ def _board_reading(board: pd.DataFrame) -> str:
                  + (", ".join(close[:8]) + (f" and {len(close) - 8} more" if len(close) > 8 else "")) + ".")
     if worse:
         text += f" Clearly worse: {len(worse)} judge{'s' if len(worse) != 1 else ''}."
+    undefined = board[board["rank"].isna()]
+    if len(undefined):  # a judge left out of the ranking is named, with why
+        text += " Not ranked: " + _names_list([f"{r['judge']} ({r['note'] or 'not defined'})"
+                                               for _, r in undefined.head(5).iterrows()]) + (
+            f" and {len(undefined) - 5} more" if len(undefined) > 5 else "") + "."
     return text
 
 

@@ -206,3 +206,5 @@ def test_without_systems_the_leaderboard_counts_items(ratings_report):
     text = ratings_report.html
     assert "Which judge to use</h3>" in text and "<th>n (items resampled)</th>" in text
     assert "Not in this report: System-level correlation: " in text and "column &#x27;system&#x27;" in text
+    # a judge without an estimate in a group is named, with why, not silently left off the reading
+    assert "Not ranked: gpt-4/single-call (not defined: fewer than 2 items, or the scores do not vary)" in text
