@@ -9,7 +9,7 @@ import json
 import math
 import sys
 
-from .options import add_audit_args, add_engine_arg, engine_table, load_table, records, text_table
+from .options import add_audit_args, add_engine_arg, engine_table, load_table, records, text_table, wrap, counts_as_integers
 
 #: The flag rule in one sentence, as the text output and the README state it.
 RULE = ("LOW = flagged: the judge agrees with humans less than humans agree with each other (pairwise_agreement_gap, "
@@ -115,19 +115,39 @@ def _output(args: argparse.Namespace, frame, source: str, units, by: list[str]) 
         table = pd.concat([table, meta], ignore_index=True)
     if args.json:
         return _dump(table)
-    fmt = (lambda v: "" if math.isnan(v) else f"{v:.2g}")
-    mark = table["flagged"].map({True: "LOW", False: ""}).where(~table["opposite"], "HIGH")
-    shown = table.drop(columns=["test", "opposite"]).assign(
-        judge=table["judge"].astype(object).where(table["judge"].notna(), "(humans)"), flagged=mark, p_value=table["p_value"].map(fmt),
-        q_value=table["q_value"].map(fmt))
-    sys.stdout.write(f"agreement of {source}, grouped by {', '.join(by) or 'nothing'}; "
-                     f"{args.boot} bootstrap resamples (seed {args.seed})\n")
+    sys.stdout.write(wrap(f"agreement of {source}, grouped by {', '.join(by) or 'nothing'}; "
+                          f"{args.boot} bootstrap resamples (seed {args.seed})") + "\n")
     if units.unit_filter is not None:
         f = units.unit_filter
         sys.stdout.write(f"{f.description}: {f.kept:,} unit(s) kept, {f.dropped:,} dropped\n")
-    sys.stdout.write(RULE.format(alpha=args.alpha, n=int(table["p_value"].notna().sum())) + "\n")
-    sys.stdout.write(text_table(shown, undefined="not defined") + "\n")
+    sys.stdout.write(wrap(RULE.format(alpha=args.alpha, n=int(table["p_value"].notna().sum()))) + "\n")
+    if args.all:
+        fmt = (lambda v: "" if math.isnan(v) else f"{v:.2g}")
+        mark = table["flagged"].map({True: "LOW", False: ""}).where(~table["opposite"], "HIGH")
+        shown = table.drop(columns=["test", "opposite"]).assign(
+            judge=table["judge"].astype(object).where(table["judge"].notna(), "(humans)"), flagged=mark,
+            p_value=table["p_value"].map(fmt), q_value=table["q_value"].map(fmt))
+        sys.stdout.write(text_table(counts_as_integers(shown), undefined="not defined") + "\n")
+        return 0
+    _summary(table, by, args)
     return 0
+
+
+def _summary(table, by: list[str], args: argparse.Namespace) -> None:
+    """The verdict, then one line per group and judge (humans' agreement, the judge's, the gap), within 120
+    columns; every measure is one option away."""
+    from ..report.tables import agreement_summary, agreement_verdict
+
+    judges = [str(j) for j in table["judge"].dropna().unique()]
+    verdict = agreement_verdict(table, by=by, judges=judges, pending=args.boot == 0)
+    for sentence in verdict.sentences:
+        sys.stdout.write(wrap(sentence.replace("**", "")) + "\n")
+    summary = agreement_summary(table, by=by)
+    sys.stdout.write("\n" + wrap("humans agree: with each other (percent agreement); judge agrees: with each human "
+                                  "(pairwise agreement); gap: the difference, the flagged measure") + "\n")
+    sys.stdout.write(summary.to_string(index=False, max_colwidth=28) + "\n")
+    sys.stdout.write(wrap(f"\nThis is a summary: every measure ({len(table):,} rows: kappas, alphas, AC1, F1, Kendall's "
+                          "tau, notes) with --all, or as JSON with --json.") + "\n")
 
 
 def add_parser(sub) -> None:
@@ -141,6 +161,9 @@ def add_parser(sub) -> None:
     add_audit_args(a, by_help="group by these columns (default: language and criterion; 'none' for no grouping)",
                    judge_help="compare only this judge (repeatable)", boot_help="bootstrap resamples (0: no intervals)")
     a.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
+    a.add_argument("--all", action="store_true",
+                   help="print every measure of every group (the default prints a summary: the humans' agreement, "
+                        "each judge's and the flagged gap)")
     a.add_argument("--alpha", type=float, default=0.05,
                    help="false discovery rate of the flags (Benjamini-Hochberg over the table; default 0.05)")
     a.add_argument("--min-raters", type=int, metavar="N",

@@ -308,6 +308,31 @@ def _fast_path(frame) -> bool:
             and pd.get_option("display.colheader_justify") == "right")
 
 
+#: The width the text output keeps to.
+WIDTH = 120
+
+
+def wrap(text: str, *, width: int = WIDTH) -> str:
+    """``text`` broken between words into lines of at most ``width`` characters (its own line breaks kept)."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(line, width=width, break_on_hyphens=False) if line else line
+                     for line in text.split("\n"))
+
+
+def counts_as_integers(frame):
+    """``frame`` with its count columns (``n``, ``n_*``) written as whole numbers: a column that a missing
+    count turned into floats printed "360.0"; a missing count prints as nothing."""
+    import numpy as np
+
+    out = frame.copy()
+    for c in out.columns:
+        if (c == "n" or str(c).startswith("n_")) and out[c].dtype.kind == "f":
+            v = out[c].to_numpy()
+            out[c] = np.where(np.isnan(v), "", np.nan_to_num(v).astype(np.int64).astype(str)).astype(object)
+    return out
+
+
 def text_table(frame, *, undefined: str = "") -> str:
     """A result table for the terminal: numbers to 3 decimals; an undefined estimate shows ``undefined``.
 

@@ -133,6 +133,45 @@ def agreement_verdict(table: pd.DataFrame, *, by: Sequence[str], judges: Sequenc
     return AgreementVerdict(ranked, ranked[0] if ranked else None, tuple(sentences))
 
 
+def _short(v: float, lo: float, hi: float) -> str:
+    """``0.73 [0.69, 0.79]``: two decimals, for a summary that fits a terminal."""
+    if v != v:
+        return "not defined"
+    return f"{v:.2f}" + ("" if lo != lo or hi != hi else f" [{lo:.2f}, {hi:.2f}]")
+
+
+def agreement_summary(table: pd.DataFrame, *, by: Sequence[str]) -> pd.DataFrame:
+    """One row per group and judge: the humans' agreement with each other, the judge's with each human, the
+    gap between them (the flagged measure, with its mark) and n; a group without judges gets the humans'
+    row only. What ``evalcore agreement`` prints by default (``--all`` prints every measure).
+
+    Columns: ``*by, judge, humans agree, judge agrees, gap, flag, n`` (estimates to 2 decimals with 95%
+    intervals; ``flag`` is ``LOW`` when flagged, ``HIGH`` when significantly better, which is not a flag).
+    """
+    by = list(by)
+    key = lambda r: tuple(r[c] for c in by)  # noqa: E731 - a row's group
+    humans = {key(r): r for _, r in table[table["judge"].isna() & (table["measure"] == "percent_agreement")].iterrows()}
+    judged = table[table["judge"].notna()]
+    pair = {(key(r), r["judge"]): r for _, r in judged[judged["measure"] == "pairwise_agreement"].iterrows()}
+    rows = []
+    for _, g in judged[judged["measure"] == "pairwise_agreement_gap"].iterrows():
+        h, j = humans.get(key(g)), pair.get((key(g), g["judge"]))
+        flag = "HIGH" if bool(g.get("opposite", False)) else "LOW" if bool(g["flagged"]) else ""
+        rows.append({**{c: g[c] for c in by}, "judge": str(g["judge"]),
+                     "humans agree": "" if h is None else _short(h["estimate"], h["ci_low"], h["ci_high"]),
+                     "judge agrees": "" if j is None else _short(j["estimate"], j["ci_low"], j["ci_high"]),
+                     "gap": _short(g["estimate"], g["ci_low"], g["ci_high"]), "flag": flag, "n": int(g["n"])})
+    seen = {tuple(r[c] for c in by) for r in rows}
+    for k, h in humans.items():
+        if k not in seen:
+            rows.append({**dict(zip(by, k)), "judge": HUMANS, "humans agree": _short(h["estimate"], h["ci_low"],
+                                                                                     h["ci_high"]),
+                         "judge agrees": "", "gap": "", "flag": "", "n": int(h["n"])})
+    cols = [*by, "judge", "humans agree", "judge agrees", "gap", "flag", "n"]
+    out = pd.DataFrame(rows, columns=cols)
+    return out.sort_values([*by, "judge"], kind="stable").reset_index(drop=True) if len(out) else out
+
+
 def for_sources(dist: pd.DataFrame, sources: Iterable[str | None]) -> pd.DataFrame:
     """The rows of a distribution table whose ``source`` is one of ``sources`` (e.g. humans and one judge)."""
     return dist[dist["source"].isin(list(sources))]

@@ -58,3 +58,23 @@ def test_point_estimates_in_a_fresh_process_start_neither_numba_nor_scipy(tmp_pa
     r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "0 True []"
+
+
+def test_text_output_is_a_summary_within_120_columns(capsys):
+    """Issue 23: the text output was 2,000 lines of up to 304 characters. By default it is the verdict and one
+    line per group and judge (humans' agreement, the judge's, the flagged gap) within 120 columns, counts as
+    integers; --all prints every measure."""
+    import re
+
+    sample = ROOT / "sample_data" / "ratings_multilingual.csv"
+    assert main(["agreement", str(sample), "--boot", "100"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 120 and len(lines) < 130
+    assert lines[3].startswith("gpt-4/per-criterion: its agreement with each human is on average")
+    row = next(line for line in lines if line.split()[:3] == ["Bengali", "OCQ", "gpt-4/per-criterion"])
+    assert row.split()[-2:] == ["LOW", "120"]  # flagged, and n a whole number
+    assert "--all" in out and not re.search(r"\b\d+\.0\b", out)
+    assert main(["agreement", str(sample), "--boot", "100", "--all"]) == 0
+    full = capsys.readouterr().out
+    assert "krippendorff_alpha_interval" in full and len(full.splitlines()) > 2000

@@ -71,8 +71,8 @@ def run_and_compare(argv: list[str], printed, capsys, monkeypatch, *, tables: in
 
 
 SAMPLE_COMMANDS = {
-    "agreement": (["agreement", SAMPLE, "--boot", "30"], 1),
-    "agreement_no_intervals": (["agreement", SAMPLE, "--by", "none", "--boot", "0"], 1),
+    "agreement": (["agreement", SAMPLE, "--boot", "30", "--all"], 1),
+    "agreement_no_intervals": (["agreement", SAMPLE, "--by", "none", "--boot", "0", "--all"], 1),
     "leaderboard": (["agreement", SAMPLE, "--leaderboard", "--boot", "20"], 1),
     "pairs": (["agreement", SAMPLE, "--pairs", "--boot", "20"], 1),
     "bias": (["bias", SAMPLE, "--boot", "100"], 2),
@@ -98,7 +98,7 @@ def test_what_the_sample_tables_hold(printed, capsys, monkeypatch):
     assert str(board["rank"].dtype) == "Int64" and board["worse_than_best"].dtype == bool
     assert board["diff_to_best"].dtype == float
     printed.clear()
-    (table,) = run_and_compare(["agreement", SAMPLE, "--boot", "0"], printed, capsys, monkeypatch)
+    (table,) = run_and_compare(["agreement", SAMPLE, "--boot", "0", "--all"], printed, capsys, monkeypatch)
     assert table["judge"].dtype == object and table["n"].dtype == np.int64
     assert table["estimate"].isna().any()  # undefined estimates: "not defined"
     text = text_table(table, undefined="not defined")
@@ -112,7 +112,7 @@ def test_the_benchmark_table(tmp_path, printed, capsys, monkeypatch):
     spec.loader.exec_module(bench)
     path = tmp_path / "f.csv"
     bench.make_file(path, n_items=800)
-    (table,) = run_and_compare(["agreement", path, "--boot", "20"], printed, capsys, monkeypatch)
+    (table,) = run_and_compare(["agreement", path, "--boot", "20", "--all"], printed, capsys, monkeypatch)
     assert len(table) == 1600
 
 
@@ -123,7 +123,7 @@ def _llmbar(strategy: str) -> list[str]:
 
 REAL_COMMANDS = {
     "hanna_agreement": (["agreement", HANNA, "--preset", "hanna", "--by", "criterion", "--judge", "ChatGPT/prompt1",
-                         "--boot", "20"], 1),
+                         "--boot", "20", "--all"], 1),
     "hanna_pairs": (["agreement", HANNA, "--preset", "hanna", "--pairs", "--judge", "ChatGPT/prompt1",
                      "--boot", "10"], 1),
     "hanna_bias": (["bias", HANNA, "--preset", "hanna", "--judge", "ChatGPT/prompt1", "--boot", "50"], 2),
@@ -147,11 +147,13 @@ def test_the_real_data_tables_of_every_command(name, printed, capsys, monkeypatc
 
 
 @needs_datasets
-def test_hanna_agreement_has_float_counts_with_gaps(printed, capsys, monkeypatch):
-    """HANNA's agreement table with system-level rows: counts as floats with NaN, an object criterion."""
+def test_hanna_agreement_has_integer_counts_with_gaps(printed, capsys, monkeypatch):
+    """HANNA's agreement table with system-level rows: counts that a gap made floats are printed as whole
+    numbers (issue 23: "360.0"), a missing count as nothing."""
     argv, _ = REAL_COMMANDS["hanna_agreement"]
     (table,) = run_and_compare(argv, printed, capsys, monkeypatch)
-    assert table["n_systems"].dtype == float and table["n_systems"].isna().any()
+    counts = table["n_systems"].astype(str)
+    assert (counts == "").any() and counts[counts != ""].str.fullmatch(r"\d+").all()
 
 
 # --- edge cases, each compared with to_string of the same formatted copy ---------------------------------
