@@ -98,27 +98,38 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
         else:
             flags[:] = bool(gap["flagged"].any())
     sub["hover"] = _hover(sub)
-    # The interval is printed under the estimate, so that a screenshot keeps it (n is in the table below).
-    interval = [f"<br><span style='font-size:10px'>{lo:.2f} to {hi:.2f}</span>" if np.isfinite(lo) else ""
-                for lo, hi in zip(sub["ci_low"], sub["ci_high"])]
-    sub["label"] = (sub["estimate"].map(lambda v: "n/a" if not np.isfinite(v) else f"{v:.2f}")
-                    + np.where(flags, " ▼", "") + interval)
+    estimate = sub["estimate"].map(lambda v: "n/a" if not np.isfinite(v) else f"{v:.2f}") + np.where(flags, " ▼", "")
+    interval = pd.Series([_interval_text(lo, hi) for lo, hi in zip(sub["ci_low"], sub["ci_high"])], index=sub.index)
     who = "humans among themselves" if judge is None else f"{judge} vs humans"
     title = f"{measure_title(measure)}: {who}"
     if len(by) >= 2:
         r, c = by[0], by[1]
+        # Two lines at one explicit size: the estimate (bold, with its ▼) and the interval under it, so that a
+        # screenshot keeps the interval (n is in the hover and the table). Left to plotly's automatic size, the
+        # text was sized on the characters of its markup and the two lines printed over each other.
+        # Too many columns for the interval: the estimate alone; too many for that: the ▼ alone.
         z = sub.pivot_table(index=r, columns=c, values="estimate", aggfunc="first", dropna=False)
+        size, lines = _cell_font_size(len(z.columns), max(len(t) for t in [*interval, *estimate])), 2
+        sub["label"] = "<b>" + estimate + "</b>" + np.where(interval != "", "<br>" + interval, "")
+        if size is None:
+            size, lines = _cell_font_size(len(z.columns), max(len(t) for t in estimate)), 1
+            sub["label"] = "<b>" + estimate + "</b>"
+        if size is None:
+            size, sub["label"] = 12, np.where(flags, "▼", "")
         text = sub.pivot_table(index=r, columns=c, values="label", aggfunc="first").reindex_like(z)
         hov = sub.pivot_table(index=r, columns=c, values="hover", aggfunc="first").reindex_like(z)
         fig = go.Figure(go.Heatmap(
             z=z.to_numpy(dtype=float), x=[str(x) for x in z.columns], y=[str(y) for y in z.index],
-            text=text.fillna("").to_numpy(), texttemplate="%{text}", customdata=hov.fillna("").to_numpy(),
+            text=text.fillna("").to_numpy(), texttemplate="%{text}", textfont={"size": size},
+            customdata=hov.fillna("").to_numpy(),
             hovertemplate=f"{r}=%{{y}}<br>{c}=%{{x}}<br>%{{customdata}}<extra></extra>",
             colorscale=scale, zmin=zmin, zmax=zmax,
             colorbar={"title": "share" if measure in RATES else "value",
                       "tickformat": ".0%" if measure in RATES else ".1f"},
         ))
-        fig.update_layout(title=title, height=max(320, 40 * len(z.index) + 140),
+        # a row holds its lines of text with room above and below
+        row = max(36, round(lines * 1.3 * size + 18))
+        fig.update_layout(title=title, height=row * len(z.index) + 130, margin={"t": 110, "b": 20},
                           yaxis={"autorange": "reversed", "title": r, "type": "category"},
                           xaxis={"title": c, "side": "top", "type": "category"})
         return fig
@@ -126,15 +137,111 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
     err_hi = (sub["ci_high"] - sub["estimate"]).clip(lower=0)
     err_lo = (sub["estimate"] - sub["ci_low"]).clip(lower=0)
     fig = go.Figure(go.Scatter(
-        x=sub["estimate"], y=x, mode="markers+text", text=sub["label"], textposition="top center",
+        x=sub["estimate"], y=x, mode="markers",
         error_x={"type": "data", "array": err_hi, "arrayminus": err_lo, "visible": True},
         customdata=sub["hover"], hovertemplate="%{y}<br>%{customdata}<extra></extra>",
         marker={"size": 10, "color": np.where(flags, "#c92a2a", "#3b5bdb")},
     ))
-    fig.update_layout(title=title, height=max(300, 44 * len(x) + 150), margin={"t": 80},
+    # Each value on its own dot's row, beside the interval (a label above a dot reads as the row above's).
+    _labels_beside(fig, y=list(x), low=sub["ci_low"], high=sub["ci_high"], estimate=sub["estimate"],
+                   text=[e + (f"  {i}" if i else "") for e, i in zip(estimate, interval)], span=(zmin, zmax))
+    n = len(x)
+    fig.update_layout(title=title, height=max(260, 44 * n + 150), margin={"t": 60},
                       xaxis={"title": measure_title(measure), "range": [zmin, zmax]},
-                      yaxis={"title": by[0] if by else "", "autorange": "reversed", "range": [len(x) - 0.4, -0.8],
-                             "type": "category"})
+                      yaxis={"title": by[0] if by else "", "type": "category", "categoryorder": "array",
+                             "categoryarray": list(dict.fromkeys(x)), "range": [n - 0.5, -0.5]})
+    return fig
+
+
+def _interval_text(lo: float, hi: float) -> str:
+    """An interval as a figure prints it beside or under its estimate: ``[0.51, 0.68]`` (2 decimals)."""
+    return f"[{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+
+
+#: The narrowest plotting area a figure is drawn in: a page's main column at a 1280-pixel-wide screen,
+#: less the axis labels and colour bar. Text sized for it fits wider screens too.
+PLOT_WIDTH = 640
+
+
+def _cell_font_size(n_columns: int, chars: int) -> int | None:
+    """Font size (px), 10 to 13, at which ``chars`` characters fit across a heatmap cell of the narrowest
+    plot; None when they do not fit even at 10 px (smaller text cannot be read: leave it to the hover).
+
+    A character of the default font is about 0.6 of its size wide; a cell keeps one size of padding.
+    """
+    fit = PLOT_WIDTH / max(n_columns, 1) / (0.6 * max(chars, 1) + 1)
+    return int(min(13, np.floor(fit))) if fit >= 10 else None
+
+
+def _labels_beside(fig: go.Figure, *, y, low, high, estimate, text, span: tuple[float, float], size: int = 11) -> None:
+    """Value labels as annotations at their own dot's ``y``, beside its interval on the side with more room.
+
+    Text above or under a dot sits halfway to the next row and is read as that row's; beside the interval
+    it cannot be. ``span`` is the x range drawn (the label goes left of the interval when there is less
+    room on its right).
+    """
+    for yv, lo, hi, est, t in zip(y, low, high, estimate, text):
+        if not np.isfinite(est):
+            continue
+        lo = lo if np.isfinite(lo) else est
+        hi = hi if np.isfinite(hi) else est
+        left = (lo - span[0]) > (span[1] - hi)
+        fig.add_annotation(x=lo if left else hi, y=yv, text=t, showarrow=False, xanchor="right" if left else "left",
+                           yanchor="middle", xshift=-8 if left else 8, font={"size": size})
+
+
+#: The narrowest figure a legend is laid out in (a page's main column at a 1280-pixel-wide screen).
+FIGURE_WIDTH = 760
+LEGEND_ROW = 24  # px per row of a horizontal legend (12 px text)
+
+
+def _legend_names(fig: go.Figure) -> list[str]:
+    """The entries of a figure's legend: each shown trace's name once (facets repeat a name per panel)."""
+    return list(dict.fromkeys(str(t.name) for t in fig.data if t.showlegend is not False and t.name))
+
+
+def _legend_rows(names: Sequence[str], *, title: str = "") -> int:
+    """Rows a horizontal legend of ``names`` takes in the narrowest figure.
+
+    Plotly puts all entries on one row when they fit; otherwise it lays them out in columns as wide as the
+    widest entry (an entry: symbol, gap and text, 7 px a character at 12 px).
+    """
+    widths = [46 + 7.0 * len(str(name)) for name in dict.fromkeys(names)]
+    room = FIGURE_WIDTH - 7.0 * len(title)
+    if not widths or sum(widths) <= room:
+        return 1
+    per_row = max(1, int(room // max(widths)))
+    return -(-len(widths) // per_row)
+
+
+def _legend_below(fig: go.Figure, *, plot_height: int, top: int, axis: int = 64) -> go.Figure:
+    """A horizontal legend under the x axis's tick labels and title, with a bottom margin that holds both.
+
+    The plotting area is ``plot_height`` pixels and the legend starts ``axis`` pixels below it, so the two never
+    meet however few rows the plot has (placed as a fixed fraction of the plotting area, the legend slid up
+    over the axis title on short plots).
+    """
+    bottom = axis + LEGEND_ROW * _legend_rows(_legend_names(fig)) + 12
+    fig.update_layout(height=top + plot_height + bottom, margin={"t": top, "b": bottom},
+                      legend={"orientation": "h", "yanchor": "top", "y": -axis / plot_height, "x": 0})
+    return fig
+
+
+def _legend_above(fig: go.Figure, *, plot_height: int, facets: bool = True,
+                  title: str = "", bottom: int = 70) -> go.Figure:
+    """The title at the top of the figure, a horizontal legend under it, then (``facets``) the column labels.
+
+    The top margin is the sum of their heights and the legend's place is counted in pixels from the plotting
+    area of ``plot_height`` pixels, so the legend never sits over the title (placed as a fraction that ignored
+    the margins, it moved up into the title with the number of rows of panels).
+    """
+    rows = _legend_rows(_legend_names(fig), title=title)
+    head, gap = 44, 30 if facets else 8  # the title's line; the column labels of the panels
+    top = head + LEGEND_ROW * rows + gap
+    fig.update_layout(height=top + plot_height + bottom, margin={"t": top, "b": bottom},
+                      title={"yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 14}},
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1 + gap / plot_height, "x": 0,
+                              "title": {"text": title}})
     return fig
 
 
@@ -167,11 +274,8 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
     _facet_labels(fig)
     _score_axis(fig, sub["score"])
-    fig.update_layout(title="Scores given, by how much the annotators agree on the unit",
-                      height=max(360, 170 * n_rows + 180), margin={"t": 130},
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 60 / (170 * n_rows + 140),
-                              "x": 0, "title": {"text": "ratings by "}})
-    return fig
+    fig.update_layout(title="Scores given, by how much the annotators agree on the unit")
+    return _legend_above(fig, plot_height=max(200, 170 * n_rows), title="ratings by ")
 
 
 # --------------------------------------------------------------------------- bias
@@ -197,10 +301,8 @@ def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = 
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
     _facet_labels(fig)
     _score_axis(fig, sub["score"])
-    fig.update_layout(title=f"Scores given on {criterion}", height=max(320, 150 * n_rows + 170), margin={"t": 120},
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0 + 40 / (150 * n_rows + 50), "x": 0,
-                              "title": {"text": ""}})
-    return fig
+    fig.update_layout(title=f"Scores given on {criterion}")
+    return _legend_above(fig, plot_height=max(180, 150 * n_rows), facets=False)
 
 
 #: How the effect figure marks a test's verdict (:func:`evalcore.stats.apply_fdr`), and its legend entries.
@@ -273,12 +375,10 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
     if zero:
         fig.add_vline(x=0, line={"color": "#555", "dash": "dot"})
     n = sub[y].nunique()
-    fig.update_layout(title=title or measure_title(measure), height=max(260, 38 * n + 150),
+    fig.update_layout(title=title or measure_title(measure),
                       yaxis={"autorange": "reversed", "title": y, "type": "category"},
-                      xaxis={"title": measure_title(measure)},
-                      legend={"orientation": "h", "yanchor": "top", "y": -60 / max(260, 38 * n + 150) - 0.1, "x": 0},
-                      margin={"t": 70, "b": 120})
-    return fig
+                      xaxis={"title": measure_title(measure)})
+    return _legend_below(fig, plot_height=max(110, 38 * n), top=70)
 
 
 def perplexity_by_score_figure(table: pd.DataFrame, *, criterion: str) -> go.Figure:
@@ -353,14 +453,19 @@ def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None
             x=list(x), y=list(y), mode="lines", name=f"{METHOD_LABEL.get(m, m)}: mode {fmt_number(r.p_mode)}",
             line={"color": WINRATE_COLORS.get(m, PALETTE[2]), "width": 2.5}, fill="tozeroy", opacity=0.5,
             hovertemplate="p = %{x:.3f}<br>density %{y:.2f}<extra>" + METHOD_LABEL.get(m, m) + "</extra>"))
-    fig.add_vline(x=k, line={"color": WINRATE_COLORS["observed"], "dash": "dash", "width": 2},
-                  annotation_text=f"k = {k:.3f}", annotation_position="top left")
-    if p_human is not None and np.isfinite(p_human):
-        fig.add_vline(x=p_human, line={"color": WINRATE_COLORS["human"], "width": 2},
-                      annotation_text=f"humans {p_human:.3f}", annotation_position="bottom right")
+    lines = [(k, f"k = {k:.3f}", {"color": WINRATE_COLORS["observed"], "dash": "dash", "width": 2})]
     if truth is not None:
-        fig.add_vline(x=truth, line={"color": "#2b8a3e", "dash": "dot", "width": 2},
-                      annotation_text=f"simulated truth {truth:.2f}", annotation_position="top right")
+        lines.append((truth, f"simulated truth {truth:.2f}", {"color": "#2b8a3e", "dash": "dot", "width": 2}))
+    if p_human is not None and np.isfinite(p_human):
+        lines.append((p_human, f"humans {p_human:.3f}", {"color": WINRATE_COLORS["human"], "width": 2}))
+    # The lines are often a few hundredths apart: each label on its own row at the top of the plot, beside its
+    # line on the side with more room, so that no two labels meet however close the lines are.
+    for i, (x, text, line) in enumerate(lines):
+        fig.add_vline(x=x, line=line)
+        right = x < 0.5
+        fig.add_annotation(x=x, y=1 - 0.12 * i, xref="x", yref="paper", text=text, showarrow=False,
+                           xanchor="left" if right else "right", xshift=5 if right else -5, yanchor="top",
+                           font={"color": line["color"]}, bgcolor="rgba(255,255,255,0.75)")
     fig.update_layout(title="Posterior of the true win rate p", height=360, xaxis={"title": "p", "range": [0, 1]},
                       yaxis={"title": "density"}, legend={"orientation": "h", "y": -0.25, "x": 0},
                       margin={"t": 60, "b": 90})
@@ -480,6 +585,10 @@ POSITION_LABELS = {
     "icc2k": "ICC(2,k)", "icc3k": "ICC(3,k)"}
 
 
+#: Pixels between two measures of one judge in the position figure: a line of 10 px text and a gap.
+SUB_ROW = 20
+
+
 def position_figure(rows: pd.DataFrame, *, measures: Sequence[str]) -> go.Figure:
     """Per judge (row) the chosen shares with 95% intervals, one marker per measure; 0.5 marked.
 
@@ -489,32 +598,32 @@ def position_figure(rows: pd.DataFrame, *, measures: Sequence[str]) -> go.Figure
     fig = go.Figure()
     labels = list(dict.fromkeys(rows["label"]))
     ypos = {lab: i for i, lab in enumerate(labels)}
-    offsets = {m: (i - (len(measures) - 1) / 2) * 0.16 for i, m in enumerate(measures)}
+    # Each measure its own sub-row of the judge's row (at least SUB_ROW px), its value printed beside its interval.
+    step = 0.8 / max(len(measures), 1)
+    offsets = {m: (i - (len(measures) - 1) / 2) * step for i, m in enumerate(measures)}
     for i, m in enumerate(measures):
         g = rows[rows["measure"] == m]
         if g.empty:
             continue
         flagged = g["flagged"].fillna(False).astype(bool).to_numpy()
         fig.add_trace(go.Scatter(
-            x=g["estimate"], y=[ypos[lab] + offsets[m] for lab in g["label"]], mode="markers+text",
+            x=g["estimate"], y=[ypos[lab] + offsets[m] for lab in g["label"]], mode="markers",
             name=POSITION_LABELS.get(m, m), marker={"color": PALETTE[i % len(PALETTE)], "size": 11,
                                                     "symbol": np.where(flagged, "diamond", "circle")},
-            text=[f"{e:.2f}" for e in g["estimate"]], textposition="top center", textfont={"size": 10},
             error_x={"type": "data", "array": (g["ci_high"] - g["estimate"]).clip(lower=0),
                      "arrayminus": (g["estimate"] - g["ci_low"]).clip(lower=0), "visible": True},
             customdata=np.column_stack([g["label"], g["ci_low"], g["ci_high"], g["n"]]),
             hovertemplate="%{customdata[0]}<br>%{x:.3f}, 95% [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
                           "<br>n = %{customdata[3]} items<extra>" + POSITION_LABELS.get(m, m) + "</extra>"))
+        _labels_beside(fig, y=[ypos[lab] + offsets[m] for lab in g["label"]], low=g["ci_low"], high=g["ci_high"],
+                       estimate=g["estimate"], text=[f"{e:.2f}" for e in g["estimate"]], span=(0, 1.02), size=10)
     fig.add_vline(x=0.5, line={"color": "#999", "dash": "dot"},
                   annotation={"text": "0.5: no preference for the first position", "yanchor": "bottom"})
-    height = max(320, 90 * len(labels) + 170)
-    fig.update_layout(title="Does the verdict depend on the order? (share of items, 95% intervals)", height=height,
+    plot_height = max(150, round(SUB_ROW * len(measures) / 0.8 * len(labels)))
+    fig.update_layout(title="Does the verdict depend on the order? (share of items, 95% intervals)",
                       xaxis={"title": "share of items", "range": [0, 1.02], "dtick": 0.1},
-                      # room above the first judge's top marker for its printed value
-                      yaxis={"tickvals": list(range(len(labels))), "ticktext": labels,
-                             "range": [len(labels) - 0.5, -0.75]},
-                      legend={"orientation": "h", "y": -130 / height, "x": 0}, margin={"t": 70, "b": 140})
-    return fig
+                      yaxis={"tickvals": list(range(len(labels))), "ticktext": labels, "range": [len(labels) - 0.5, -0.5]})
+    return _legend_below(fig, plot_height=plot_height, top=80)
 
 
 #: The calibration methods as the page names them.
@@ -548,8 +657,7 @@ def leaderboard_figure(board: pd.DataFrame, *, label: str) -> go.Figure:
     b = board.sort_values("rank", na_position="last")
     worse = b["worse_than_best"].fillna(False).astype(bool).to_numpy()
     fig = go.Figure(go.Scatter(
-        x=b["estimate"], y=b["judge"], mode="markers+text", text=[f"{e:.3f}" for e in b["estimate"]],
-        textposition="top center", textfont={"size": 10},
+        x=b["estimate"], y=b["judge"], mode="markers",
         marker={"size": 11, "color": np.where(worse, "white", PALETTE[0]), "line": {"color": PALETTE[0], "width": 2}},
         error_x={"type": "data", "array": (b["ci_high"] - b["estimate"]).clip(lower=0),
                  "arrayminus": (b["estimate"] - b["ci_low"]).clip(lower=0), "visible": True},
@@ -558,6 +666,12 @@ def leaderboard_figure(board: pd.DataFrame, *, label: str) -> go.Figure:
         hovertemplate="%{y}: %{x:.3f}, 95% [%{customdata[0]:.3f}, %{customdata[1]:.3f}]<br>minus the best: "
                       "%{customdata[2]:+.3f} [%{customdata[3]:+.3f}, %{customdata[4]:+.3f}]<br>n = %{customdata[5]}"
                       "<extra></extra>"))
+    # Values beside the intervals on their own row: above the dot, the top row's was cut off by the plot's edge.
+    lo = pd.to_numeric(b["ci_low"], errors="coerce").fillna(b["estimate"])
+    hi = pd.to_numeric(b["ci_high"], errors="coerce").fillna(b["estimate"])
+    span = (float(np.nanmin(lo)), float(np.nanmax(hi))) if len(b) and np.isfinite(lo).any() else (0.0, 1.0)
+    _labels_beside(fig, y=list(b["judge"]), low=lo, high=hi, estimate=b["estimate"],
+                   text=[f"{e:.3f}" for e in b["estimate"]], span=span, size=10)
     height = max(280, 34 * len(b) + 140)
     fig.update_layout(title=f"Judges ranked by {label} (hollow: significantly worse than the best)", height=height,
                       xaxis={"title": label}, yaxis={"title": "", "autorange": "reversed", "type": "category"},
@@ -566,17 +680,37 @@ def leaderboard_figure(board: pd.DataFrame, *, label: str) -> go.Figure:
 
 
 def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str) -> go.Figure:
-    """Raters (rows) against annotators (columns): ``label`` in each cell with its n printed below it."""
-    text = [[("" if v != v else f"{v:.2f}<br>n={int(n)}") for v, n in zip(vr, nr)]
-            for vr, nr in zip(matrix.to_numpy(), counts.fillna(0).to_numpy())]
-    fig = go.Figure(go.Heatmap(z=matrix.to_numpy(), x=[str(c) for c in matrix.columns],
-                               y=[str(i) for i in matrix.index], text=text, texttemplate="%{text}",
+    """Raters (rows) against annotators (columns): ``label`` in each cell with its n printed below it.
+
+    The text is printed at a size that can be read (:func:`_cell_font_size`): with too many annotators for
+    ``0.53`` and ``n=120``, the value alone; with too many for that, none (the hover has both). Rows grow
+    with the lines printed; long or many column labels are angled, and the top margin holds them under
+    the title.
+    """
+    n_cols = max(len(matrix.columns), 1)
+    values, ns = matrix.to_numpy(dtype=float), counts.reindex_like(matrix).fillna(0).to_numpy()
+    size, lines = _cell_font_size(n_cols, max(5, len(f"n={int(ns.max()) if ns.size else 0}"))), 2
+    if size is None:
+        size, lines = _cell_font_size(n_cols, 5), 1
+    if size is None:
+        lines = 0
+    text = [[("" if v != v or not lines else f"{v:.2f}" + (f"<br>n={int(n)}" if lines == 2 else ""))
+             for v, n in zip(vr, nr)] for vr, nr in zip(values, ns)]
+    fig = go.Figure(go.Heatmap(z=values, x=[str(c) for c in matrix.columns], y=[str(i) for i in matrix.index],
+                               text=text, texttemplate="%{text}", textfont={"size": size or 12}, customdata=ns,
                                colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar={"title": label},
-                               hovertemplate="%{y} vs %{x}: %{z:.3f}<extra></extra>"))
-    height = max(320, 46 * len(matrix) + 160)
-    fig.update_layout(title=f"{label} for every pair of raters (on the units both rated)", height=height,
-                      xaxis={"title": "annotator", "type": "category", "side": "top"},
-                      yaxis={"title": "rater", "type": "category", "autorange": "reversed"}, margin={"t": 110})
+                               hovertemplate="%{y} vs %{x}: %{z:.3f}<br>n = %{customdata} units<extra></extra>"))
+    longest = max((len(str(c)) for c in matrix.columns), default=1)
+    angled = longest * 7.0 > PLOT_WIDTH / n_cols - 4  # horizontal labels would run into each other
+    labels = longest * 7.0 * 0.72 + 12 if angled else 22  # px the column labels take above the cells
+    top = 44 + 24 + round(labels)  # the title's line, the axis title, the labels
+    row = max(22, round(lines * 1.3 * (size or 12) + 16))
+    fig.update_layout(title={"text": f"{label} for every pair of raters (on the units both rated)",
+                             "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 14}},
+                      height=top + row * len(matrix) + 20,
+                      xaxis={"title": "annotator", "type": "category", "side": "top", "tickangle": -45 if angled else 0},
+                      yaxis={"title": "rater", "type": "category", "autorange": "reversed"},
+                      margin={"t": top, "b": 20})
     return fig
 
 
