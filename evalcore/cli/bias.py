@@ -7,7 +7,7 @@ import json
 import math
 import sys
 
-from .options import add_audit_args, load_table, records, text_table
+from .options import add_audit_args, fit_width, load_table, records, text_table, wrap
 
 #: The flag rule in one sentence, as the text output and the README state it.
 RULE = ("flagged = a bias: a bootstrap test in the direction that means harm (one-sided; two-sided for score skew "
@@ -34,23 +34,24 @@ def run(args: argparse.Namespace) -> int:
     w = sys.stdout.write
     res = rep.results
     n_tests = int(res["p_value"].notna().sum())
-    w(f"bias audit of {ing.source}" + (f", grouped by {', '.join(by)}" if by else "")
-      + f"; {args.boot} bootstrap resamples (seed {args.seed})\n" + RULE.format(alpha=args.alpha, n=n_tests) + "\n")
+    w(wrap(f"bias audit of {ing.source}" + (f", grouped by {', '.join(by)}" if by else "")
+           + f"; {args.boot} bootstrap resamples (seed {args.seed})") + "\n" + wrap(RULE.format(alpha=args.alpha,
+                                                                                      n=n_tests)) + "\n")
     for section, reason in rep.skipped:
-        w(f"skipped {section}: {reason}\n")
+        w(wrap(f"skipped {section}: {reason}") + "\n")
     flagged = res[res["flagged"]]
     w(f"\n{len(flagged)} flagged result(s) out of {n_tests} tests ({len(res)} results)\n")
     if len(flagged):
-        w(text_table(_pq(flagged.drop(columns=["flagged", "opposite"]))) + "\n")
+        w(text_table(fit_width(_pq(flagged.drop(columns=["flagged", "opposite"])))) + "\n")
     other = res[res["opposite"]]
     if len(other):
         w(f"\n{len(other)} result(s) significant in the other direction (not a bias):\n")
         # Their p and q are those of the test in the direction of harm (near 1): not shown.
-        w(text_table(other.drop(columns=["flagged", "opposite", "p_value", "q_value"])) + "\n")
+        w(text_table(fit_width(other.drop(columns=["flagged", "opposite", "p_value", "q_value"]))) + "\n")
     if len(rep.recommendations):
         w("\nwhat to do:\n")
         for r in rep.recommendations.itertuples():
-            w(f"- {r.finding} ({r.judges}) -> {r.recommendation} [{r.source}]\n")
+            w(wrap(f"- {r.finding} ({r.judges}) -> {r.recommendation} [{r.source}]") + "\n")
     return 0
 
 

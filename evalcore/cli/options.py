@@ -320,6 +320,29 @@ def wrap(text: str, *, width: int = WIDTH) -> str:
                      for line in text.split("\n"))
 
 
+def fit_width(frame, *, undefined: str = "", width: int = WIDTH):
+    """``frame`` made to print within ``width`` columns by :func:`text_table` where it can be, giving up in this
+    order: empty text columns, the ``note`` column's tails (cut with an ellipsis, or the column when under 12
+    characters would be left), then the ``test`` column (the direction of each test; the rule printed above
+    the table states it). Counts print as whole numbers. ``--json`` keeps everything."""
+    def over(f) -> int:
+        return max(map(len, text_table(f, undefined=undefined).splitlines())) - width
+
+    frame = counts_as_integers(frame)
+    empty = [c for c in frame.columns if frame[c].dtype == object and frame[c].fillna("").astype(str).eq("").all()]
+    frame = frame.drop(columns=empty)
+    excess = over(frame)
+    if excess > 0 and "note" in frame.columns:
+        notes = frame["note"].fillna("").astype(str)
+        keep = int(notes.str.len().max()) - excess
+        frame = (frame.drop(columns="note") if keep < 12 else
+                 frame.assign(note=[n if len(n) <= keep else n[:keep - 1].rstrip() + "…" for n in notes]))
+        excess = over(frame)
+    if excess > 0 and "test" in frame.columns:
+        frame = frame.drop(columns="test")
+    return frame
+
+
 def counts_as_integers(frame):
     """``frame`` with its count columns (``n``, ``n_*``) written as whole numbers: a column that a missing
     count turned into floats printed "360.0"; a missing count prints as nothing."""

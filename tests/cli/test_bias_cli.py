@@ -25,11 +25,12 @@ def test_cli_bias_json_and_text(capsys):
     assert (frame.loc[frame["flagged"], "q_value"] <= 0.05).all() and not (frame["flagged"] & frame["opposite"]).any()
     assert main(["bias", str(SAMPLE), "--boot", "100"]) == 0
     out = capsys.readouterr().out
-    assert "flagged result(s)" in out and "what to do:" in out and "Judge one criterion per call" in out
+    assert "flagged result(s)" in out and "what to do:" in out and "Judge one criterion per call" in " ".join(out.split())
     # The rule, stated; the flagged table shows p and q; results significant the other way are listed apart.
     assert "flagged = a bias: a bootstrap test in the direction that means harm" in out
     assert "Benjamini-Hochberg q <= 0.05 across all" in out and "p_value" in out and "q_value" in out
     assert "significant in the other direction (not a bias)" in out
+    assert max(map(len, out.splitlines())) <= 120  # issue 23: lines of up to 368 characters
     assert main(["bias", str(SAMPLE), "--boot", "100", "--alpha", "0.01", "--json"]) == 0
     strict = pd.DataFrame(json.loads(capsys.readouterr().out))
     assert (strict.loc[strict["flagged"], "q_value"] <= 0.01).all()
