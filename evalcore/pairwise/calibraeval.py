@@ -32,18 +32,23 @@ with :math:`c_k = \\partial \\mathcal{L} / \\partial g(v_k)`,
     \\frac{\\partial \\mathcal{L}}{\\partial d_i} = \\frac{e^{d_i}}{T}
         \\Big(\\sum_{k > i} c_k - \\sum_k c_k\\, g(v_k)\\Big),
 
-an O(N) computation (:func:`noa_gradient`; checked against finite differences in the tests).
-:func:`fit_noa` minimises :math:`\\mathcal{L}` with it by L-BFGS to convergence, then fits an
-isotonic regression (PAVA, :class:`sklearn.isotonic.IsotonicRegression` with clipping, the
-authors' Eqs. 16-18) through the interior points :math:`(v_k, g(v_k))`, which makes :math:`g` a
-continuous, piecewise linear map of any probability.
+an O(N) computation (:func:`noa_gradient`; checked against finite differences in the tests). That is
+the released parametrisation's gradient; it cannot represent a flat segment (:math:`e^{d_i} > 0`), so an
+optimiser on ``d`` stops above the minimum. :func:`fit_noa` therefore minimises :math:`\\mathcal{L}` over the
+knot values themselves, :math:`0 = g(v_0) \\le \\dots \\le g(v_N) = 1` (accelerated projected gradient, the
+projection being PAVA, then the exact solution of the tied-value structure found), on the distinct triples of
+knot indices weighted by their counts, and fits an isotonic regression (PAVA,
+:class:`sklearn.isotonic.IsotonicRegression` with clipping, the authors' Eqs. 16-18) through the interior
+points :math:`(v_k, g(v_k))`, which makes :math:`g` a continuous, piecewise linear map of any probability.
 
-**What convergence shows.** Run to its minimum, the objective prefers step-like maps (the lambda term
-rewards values near 0 and 1), and when the position effect is strong (s0 and s1 of one item far apart
-for one monotone map to reconcile) the minimum is the trivial map :math:`g = 1/2`, loss 0: with
-lambda 0.05 this happens in simulation from a position logit of about 0.6. The fitted map records the
-share of fitted probabilities sent to 1/2 (:attr:`NoaCalibration.at_half`, :attr:`NoaCalibration.collapsed`)
-and the report says so; the released single epoch stops long before, which is why it rarely collapses.
+**Collapse, and choosing lambda.** Run to its minimum, the objective prefers step-like maps, and when the
+judge's probabilities disagree across the prompts more than one monotone map can reconcile (a strong position
+effect, or plain inconsistency from prompt to prompt) the minimum at lambda 0.05 is the trivial map
+:math:`g = 1/2`, loss 0, whose decisions are arbitrary. :func:`fit_noa_selected` chooses lambda without labels:
+the smallest on :data:`LAMBDA_GRID` whose map, fitted on two thirds of the estimation items, keeps a spread of
+verdicts on the other third (not collapsed, and no less position-consistent than no calibration, within one
+standard error), refitted on all of them. A map that still collapses carries a ``reason`` built from
+:func:`prompt_effects` (the mean and spread of :math:`p_0 - p_1`), and is never offered as a calibration.
 
 **The released settings** (:func:`fit_noa_released`) reproduce the authors' script: lambda 0.05,
 learning rate 10, mini-batches of 64 items in file order, one epoch, ``d`` initialised at 0 and
@@ -57,7 +62,7 @@ and the tests check it against a line-by-line transcription of their loops.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -66,17 +71,24 @@ from ..errors import DataError
 
 __all__ = [
     "LAMBDA",
+    "LAMBDA_GRID",
     "NoaCalibration",
     "fit_noa",
     "fit_noa_released",
+    "fit_noa_selected",
+    "collapse_reason",
     "knots",
     "noa_gradient",
     "noa_loss",
+    "noa_loss_values",
+    "prompt_effects",
     "released_gradient",
 ]
 
 #: The authors' lambda (``iso_regression(..., lam=0.05)`` in their script).
 LAMBDA = 0.05
+#: The lambdas :func:`fit_noa_selected` tries, smallest first.
+LAMBDA_GRID = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 #: The boundary points appended to the observed probabilities.
 BOUNDS = (-0.1, 1.1)
 
@@ -106,7 +118,12 @@ class NoaCalibration:
     at_half
         The share of the estimation subset's probabilities the map sends within 0.001 of 1/2. Near 1, the
         fit has collapsed to the trivial constant map :math:`g = 1/2` (the loss is 0 there): this happens
-        when the position effect is too strong for lambda, and the decisions are then arbitrary.
+        when the position effect, or the judge's inconsistency across prompts, is too strong for lambda, and
+        the decisions are then arbitrary.
+    selection
+        How lambda was chosen (:func:`fit_noa_selected`); empty when it was given.
+    reason
+        Why the map is not offered as a calibration (it collapses); empty when it is.
 
     Examples
     --------
@@ -129,11 +146,14 @@ class NoaCalibration:
     converged: bool
     judge: str = ""
     at_half: float = 0.0
+    selection: str = ""
+    reason: str = ""
 
     @property
     def collapsed(self) -> bool:
-        """Whether most fitted probabilities are mapped to (almost) exactly 1/2: the trivial solution."""
-        return self.at_half > 0.5
+        """Whether the map is not to be used as a calibration: most fitted probabilities are mapped to (almost)
+        exactly 1/2 (the trivial solution), or the lambda selection found no lambda that avoids it (``reason``)."""
+        return self.at_half > 0.5 or bool(self.reason)
 
     def apply(self, p) -> np.ndarray:
         """The calibrated probabilities of raw P("A") values ``p`` (NaN stays NaN)."""
@@ -152,7 +172,8 @@ class NoaCalibration:
             return cls(method=str(data["method"]), x=tuple(map(float, data["x"])), y=tuple(map(float, data["y"])),
                        lam=float(data["lam"]), n_items=int(data["n_items"]), iterations=int(data["iterations"]),
                        loss=float(data["loss"]), converged=bool(data["converged"]), judge=str(data.get("judge", "")),
-                       at_half=float(data.get("at_half", 0.0)))
+                       at_half=float(data.get("at_half", 0.0)), selection=str(data.get("selection", "")),
+                       reason=str(data.get("reason", "")))
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"a saved NOA calibration is incomplete or malformed ({exc})",
                             fix="save the calibration again with evalcore position --save-calibration") from None
@@ -208,6 +229,17 @@ def noa_loss(d, idx, *, lam: float = LAMBDA) -> float:
     """:math:`\\mathcal{L}(d)` for the knot indices ``idx`` (items x 3, from :func:`knots`)."""
     g, _, _ = _g(np.asarray(d, dtype=float))
     return _loss_terms(g, np.asarray(idx), float(lam))[0]
+
+
+def noa_loss_values(g, idx, *, lam: float = LAMBDA) -> float:
+    """:math:`\\mathcal{L}` of the knot values ``g`` (:math:`g(v_0) .. g(v_N)`, any monotone map, flat segments
+    included) for the knot indices ``idx``.
+
+    >>> v, idx = knots([[0.7, 0.6, 0.2]])
+    >>> noa_loss_values(np.full(len(v), 0.5), idx)
+    0.0
+    """
+    return _loss_terms(np.asarray(g, dtype=float), np.asarray(idx), float(lam))[0]
 
 
 def noa_gradient(d, idx, *, lam: float = LAMBDA) -> np.ndarray:
@@ -269,9 +301,128 @@ def _isotonic(values: np.ndarray, g: np.ndarray, idx: np.ndarray) -> tuple[tuple
     return tuple(map(float, iso.X_thresholds_)), tuple(map(float, iso.y_thresholds_)), at_half
 
 
-def fit_noa(probs, *, lam: float = LAMBDA, tol: float = 1e-12, max_iter: int = 20_000,
+def _compress(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct knot triples and their weights (count / items): the loss depends on nothing else."""
+    uniq, counts = np.unique(idx, axis=0, return_counts=True)
+    return uniq, counts / len(idx)
+
+
+def _value_loss(g: np.ndarray, tri: np.ndarray, w: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
+    """:math:`\\mathcal{L}` as a function of the knot values ``g`` (weighted distinct triples) and its exact gradient."""
+    g0, g1, g2 = g[tri[:, 0]], g[tri[:, 1]], g[tri[:, 2]]
+    a, b, c = g0 + g2 - 1, g0 - g1, g0 - g2
+    loss = float(w @ (a * a + b * b - lam * c * c))
+    parts = np.column_stack([2 * (a + b - lam * c), -2 * b, 2 * (a + lam * c)]) * w[:, None]
+    return loss, np.bincount(tri.ravel(), weights=parts.ravel(), minlength=len(g))
+
+
+def _project(y: np.ndarray) -> np.ndarray:
+    """The Euclidean projection onto the monotone maps: :math:`0 = g_0 \\le g_1 \\le \\dots \\le g_N = 1`
+    (PAVA of the interior values, then clipping to [0, 1], which is the exact projection onto the box-bounded
+    monotone cone)."""
+    from sklearn.isotonic import isotonic_regression
+
+    out = np.empty_like(y)
+    out[0], out[-1] = 0.0, 1.0
+    if len(y) > 2:
+        out[1:-1] = isotonic_regression(y[1:-1], y_min=0.0, y_max=1.0)
+    return out
+
+
+def _hessian(tri: np.ndarray, w: np.ndarray, lam: float, size: int):
+    """The (constant) sparse Hessian :math:`H` and linear term :math:`q` of :math:`\\mathcal{L}(g) = \\tfrac12 g^T H g
+    + q^T g + \\sum w`."""
+    from scipy import sparse
+
+    rows = np.arange(len(tri))
+
+    def op(i, j, sign):
+        return sparse.csr_matrix((np.concatenate([np.ones(len(tri)), np.full(len(tri), sign)]),
+                                  (np.concatenate([rows, rows]), np.concatenate([tri[:, i], tri[:, j]]))),
+                                 shape=(len(tri), size))
+
+    a, b, c = op(0, 2, 1.0), op(0, 1, -1.0), op(0, 2, -1.0)
+    W = sparse.diags(w)
+    return 2 * (a.T @ W @ a + b.T @ W @ b - lam * (c.T @ W @ c)), -2 * (a.T @ w)
+
+
+def _polish(g: np.ndarray, H, q: np.ndarray) -> np.ndarray | None:
+    """The exact stationary point with the blocks of equal values of ``g`` held tied (a reduced linear system);
+    None when it is not a strictly monotone minimum of the reduced problem."""
+    from scipy import sparse
+
+    interior = g[1:-1]
+    free = (interior > 1e-12) & (interior < 1 - 1e-12)
+    if not free.any():
+        return None
+    block = np.concatenate([[0], np.cumsum(np.abs(np.diff(interior)) > 1e-12)])
+    ids, col = np.unique(block[free], return_inverse=True)
+    P = sparse.csr_matrix((np.ones(free.sum()), (np.flatnonzero(free) + 1, col)), shape=(len(g), len(ids)))
+    fixed = np.where(g > 1 - 1e-12, 1.0, 0.0)
+    fixed[1:-1][free] = 0.0
+    A = (P.T @ H @ P).toarray()
+    rhs = -(P.T @ (q + H @ fixed))
+    try:
+        chol = np.linalg.cholesky(A)  # a minimum of the reduced problem only where A is positive definite
+    except np.linalg.LinAlgError:
+        return None
+    z = np.linalg.solve(chol.T, np.linalg.solve(chol, rhs))
+    out = fixed + P @ z
+    if not (np.all(np.diff(out) >= -1e-12) and out.min() >= -1e-12 and out.max() <= 1 + 1e-12):
+        return None
+    return np.clip(out, 0.0, 1.0)
+
+
+def _kkt(g: np.ndarray, grad: np.ndarray, step: float) -> float:
+    """The projected-gradient residual :math:`\\|g - \\Pi(g - t\\nabla)\\|_\\infty / t`: 0 exactly at a first-order
+    stationary point of the constrained problem (flat segments and values at 0 or 1 included)."""
+    return float(np.max(np.abs(g - _project(g - step * grad))) / step)
+
+
+def _fit_values(tri: np.ndarray, w: np.ndarray, lam: float, start: np.ndarray, *, tol: float,
+                max_iter: int) -> tuple[np.ndarray, float, int, bool]:
+    """Minimise :math:`\\mathcal{L}` over the monotone values: accelerated projected gradient (FISTA with restart
+    on any increase) to find which values are tied or at 0 and 1, then the exact stationary point of that
+    structure (:func:`_polish`), accepted when it lowers the loss; converged when the residual (:func:`_kkt`)
+    is below ``tol``."""
+    H, q = _hessian(tri, w, lam, len(start))
+    step = 1.0 / max(float(np.abs(H).sum(axis=1).max()), 1e-12)  # 1 / Gershgorin bound on the curvature
+    x = _project(start)
+    fx, gx = _value_loss(x, tri, w, lam)
+    y, theta = x.copy(), 1.0
+    for it in range(1, int(max_iter) + 1):
+        fy, gy = _value_loss(y, tri, w, lam)
+        xn = _project(y - step * gy)
+        fn, gn = _value_loss(xn, tri, w, lam)
+        if fn > fx + 1e-15:  # momentum overshot: restart from the last iterate
+            y, theta = x.copy(), 1.0
+            continue
+        theta_n = (1 + np.sqrt(1 + 4 * theta ** 2)) / 2
+        y = xn + (theta - 1) / theta_n * (xn - x)
+        x, fx, gx, theta = xn, fn, gn, theta_n
+        if it % 25 == 0 or it == max_iter:
+            exact = _polish(x, H, q)
+            if exact is not None:
+                fe, ge = _value_loss(exact, tri, w, lam)
+                if fe <= fx + 1e-15 and _kkt(exact, ge, step) < tol:
+                    return exact, fe, it, True
+            if _kkt(x, gx, step) < tol:
+                return x, fx, it, True
+    return x, fx, int(max_iter), False
+
+
+def fit_noa(probs, *, lam: float = LAMBDA, tol: float = 1e-9, max_iter: int = 20_000,
             judge: str = "") -> NoaCalibration:
-    """Fit NOA with the exact gradient by L-BFGS to convergence, then PAVA.
+    """Fit NOA to a stationary point of :math:`\\mathcal{L}` over every monotone map, then PAVA.
+
+    The exponential parametrisation (module docstring) cannot make two knot values equal, since
+    :math:`e^{d_i} > 0`: its optimiser stops, and reports convergence, at a loss above what a map with flat
+    segments reaches (on the sample: 72 of 2,700 decisions and Fleiss' kappa 0.010 apart). So the fit works on
+    the knot values themselves, :math:`0 = g_0 \\le g_1 \\le \\dots \\le g_N = 1`, a quadratic objective over
+    a convex set: accelerated projected gradient, the projection being PAVA with clipping, then the exact
+    minimiser of the tied-value structure it found (one linear solve). The data enter only through the
+    distinct triples of knot indices and their counts, so the cost grows with distinct values, not items.
+    Started from the identity map (the raw probabilities).
 
     Parameters
     ----------
@@ -279,28 +430,148 @@ def fit_noa(probs, *, lam: float = LAMBDA, tol: float = 1e-12, max_iter: int = 2
         ``(items, 3)`` the judge's P("A") under ``s0``, ``s1`` (positions swapped) and ``s2`` (IDs swapped),
         on the estimation subset.
     lam
-        Lambda, the weight of the term that keeps ``g`` from the constant (0.05, the authors' value).
+        Lambda, the weight of the term that keeps ``g`` from the constant (0.05, the authors' value; see
+        :func:`fit_noa_selected` for the label-free choice).
     tol, max_iter
-        L-BFGS's tolerances (relative loss change and projected gradient) and its iteration cap.
+        The stationarity tolerance (projected-gradient residual, :math:`\\max_k |g_k - \\Pi(g - t\\nabla)_k| / t`)
+        and the iteration cap.
     judge
         The judge's name, kept with the map.
 
     Returns
     -------
     NoaCalibration
-        ``method="noa"``; ``converged`` and ``iterations`` from the optimiser.
+        ``method="noa"``; ``converged`` when the residual is below ``tol``. The objective is not convex
+        (the lambda term is concave), so this is a local minimum; the tests check that an independent
+        constrained minimiser (SLSQP on the values) started from it or from the identity finds no lower loss.
     """
-    from scipy.optimize import minimize
-
     values, idx = knots(probs)
-    fun = lambda d: (noa_loss(d, idx, lam=lam), noa_gradient(d, idx, lam=lam))
-    res = minimize(fun, np.zeros(len(values) - 1), jac=True, method="L-BFGS-B",
-                   options={"maxiter": int(max_iter), "ftol": tol, "gtol": tol, "maxcor": 30})
-    d = res.x - res.x.mean()  # the unique representative (g does not change)
-    g, _, _ = _g(d)
+    tri, w = _compress(idx)
+    g, loss, iterations, converged = _fit_values(tri, w, float(lam), np.clip(values, 0.0, 1.0), tol=tol,
+                                                  max_iter=max_iter)
     x, y, at_half = _isotonic(values, g, idx)
-    return NoaCalibration("noa", x=x, y=y, lam=float(lam), n_items=len(idx), iterations=int(res.nit),
-                          loss=float(res.fun), converged=bool(res.success), judge=judge, at_half=at_half)
+    return NoaCalibration("noa", x=x, y=y, lam=float(lam), n_items=len(idx), iterations=int(iterations),
+                          loss=float(loss), converged=bool(converged), judge=judge, at_half=at_half)
+
+
+def _consistency(probs: np.ndarray, g=None) -> np.ndarray:
+    """Per item, whether the verdicts in the original order (:math:`g(p_0)`) and the swapped order
+    (:math:`1 - g(p_2)`) agree: both above 1/2, both below, or both exactly 1/2."""
+    c0, c2 = (probs[:, 0], 1 - probs[:, 2]) if g is None else (g(probs[:, 0]), 1 - g(probs[:, 2]))
+    return np.sign(c0 - 0.5) == np.sign(c2 - 0.5)
+
+
+def _at_half(values: np.ndarray) -> float:
+    return float(np.mean(np.abs(values - 0.5) < 1e-3))
+
+
+def prompt_effects(probs) -> dict[str, float]:
+    """What separates the judge's P("A") across the prompts, for the message of a fit that collapses.
+
+    ``position_shift``: the mean of :math:`p_0 - p_1` (the same output labelled "A", moved from position 1
+    to 2), the systematic position effect; ``prompt_noise``: its standard deviation across items, the part no
+    single map can undo (the judge is inconsistent across prompts even where it has no position preference).
+
+    >>> prompt_effects([[0.8, 0.6, 0.3], [0.6, 0.4, 0.5]])
+    {'position_shift': 0.2, 'prompt_noise': 0.0}
+    """
+    p = _check_probs(probs)
+    diff = p[:, 0] - p[:, 1]
+    return {"position_shift": round(float(diff.mean()), 12), "prompt_noise": round(float(diff.std()), 12)}
+
+
+def collapse_reason(probs, context: str) -> str:
+    """The analyst's sentence for a NOA fit that collapsed on ``probs`` (its estimation subset): what the judge's
+    probabilities show (:func:`prompt_effects`), whether a position effect or inconsistency across prompts
+    dominates, and that the uncalibrated numbers stand. ``context`` says when it collapsed."""
+    eff = prompt_effects(probs)
+    shift, noise = abs(eff["position_shift"]), eff["prompt_noise"]
+    cause = ("mostly a systematic position effect" if shift >= noise
+             else "mostly inconsistency from prompt to prompt, not a position preference")
+    return (f"NOA collapsed to the constant map g = 1/2 {context}: the judge's P('A') moves by "
+            f"{eff['position_shift']:+.2f} on average when its outputs swap positions, with a spread of "
+            f"{noise:.2f} across items ({cause}), more than one order-preserving map can reconcile; "
+            "its decisions would be arbitrary, so the uncalibrated numbers stand")
+
+
+def fit_noa_selected(probs, *, grid: tuple[float, ...] = LAMBDA_GRID, holdout: float = 1 / 3, seed: int = 0,
+                     judge: str = "", tol: float = 1e-9, max_iter: int = 20_000) -> NoaCalibration:
+    """Fit NOA with lambda chosen without labels on a held-out split; a fit that collapses is marked not offered.
+
+    **The rule.** The items are split (seeded) into a fitting part and a held-out part (``holdout``, a third).
+    For each lambda on ``grid``, smallest first, the map is fitted (:func:`fit_noa`) on the fitting part and
+    applied to the held-out part. A lambda *keeps a spread of verdicts* when, on the held-out items,
+
+    * at most half of the calibrated probabilities lie within 0.001 of 1/2 (the map has not collapsed to the
+      constant :math:`g = 1/2`, whose decisions are arbitrary), and
+    * the position consistency (the same verdict from :math:`g(p_0)` and :math:`1 - g(p_2)`) is at least
+      the uncalibrated one less one standard error of the paired difference,
+      :math:`\\bar c_g \\ge \\bar c_{raw} - \\mathrm{sd}(c_g - c_{raw}) / \\sqrt{m}`.
+
+    The smallest such lambda is refitted on all the items. Why the smallest: the lambda term rewards spreading
+    :math:`g(p_0)` and :math:`g(p_2)` apart whatever the content, so lambda should be no larger than what keeps
+    the fit away from the trivial solution. If no lambda qualifies, or the refit collapses, the returned map
+    has ``reason`` set (:attr:`NoaCalibration.collapsed` true) and is not to be used: callers report the
+    uncalibrated numbers. No gold label is used anywhere. With fewer than six items there is no held-out part,
+    and the smallest lambda whose fit does not collapse is used.
+
+    Parameters
+    ----------
+    probs
+        ``(items, 3)`` P("A") under s0, s1, s2 (the estimation subset).
+    grid
+        The lambdas tried, in increasing order (default :data:`LAMBDA_GRID`).
+    holdout
+        The share of items held out, in (0, 1).
+    seed
+        Seed of the split.
+    judge, tol, max_iter
+        As :func:`fit_noa`.
+
+    Returns
+    -------
+    NoaCalibration
+        ``method="noa"``; ``lam`` the chosen lambda, ``selection`` how it was chosen, ``reason`` why the map is
+        not offered (empty when it is).
+    """
+    p = _check_probs(probs)
+    grid = tuple(sorted(float(x) for x in grid))
+    if not grid or min(grid) < 0 or not 0 < holdout < 1:
+        raise DataError("the lambda grid must hold non-negative values and the held-out share lie in (0, 1)",
+                        fix="use e.g. grid=(0.05, 0.1, 0.2) and holdout=1/3")
+    n = len(p)
+    m = int(round(holdout * n))
+    split = n >= 6 and 1 <= m < n
+    if split:
+        order = np.random.default_rng(seed).permutation(n)
+        fit_part, held = p[order[m:]], p[order[:m]]
+        raw = _consistency(held)
+    tried, cal, refit_collapsed = [], None, []
+    for lam in grid:
+        if split:
+            part = fit_noa(fit_part, lam=lam, tol=tol, max_iter=max_iter)
+            cons = _consistency(held, part.apply)
+            floor = raw.mean() - (cons.astype(float) - raw).std() / np.sqrt(m)
+            tried.append(f"{lam:g}: {cons.mean():.2f}")
+            if part.at_half > 0.5 or _at_half(part.apply(held)) > 0.5 or cons.mean() < floor:
+                continue
+        full = fit_noa(p, lam=lam, tol=tol, max_iter=max_iter, judge=judge)
+        if not full.collapsed:
+            cal = full
+            break
+        refit_collapsed.append(f"{lam:g}")
+    if split:
+        how = (f"lambda chosen on {m} held-out of {n} items (position consistency {raw.mean():.2f} uncalibrated; "
+               f"calibrated, per lambda tried: {', '.join(tried)})")
+    else:
+        how = f"lambda the smallest of {', '.join(map(str, grid))} whose fit does not collapse ({n} items: none held out)"
+    if refit_collapsed:
+        how += f"; refitted on all items, lambda {', '.join(refit_collapsed)} collapsed"
+    if cal is not None:
+        return replace(cal, selection=how)
+    cal = fit_noa(p, lam=grid[-1], tol=tol, max_iter=max_iter, judge=judge)
+    reason = collapse_reason(p, f"or lost position consistency on held-out items at every lambda up to {grid[-1]:g}")
+    return replace(cal, selection=how, reason=reason)
 
 
 def fit_noa_released(probs, *, lam: float = LAMBDA, lr: float = 10.0, batch_size: int = 64, epochs: int = 1,

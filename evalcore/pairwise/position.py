@@ -69,11 +69,12 @@ from ..stats import (
     safe_div,
     z_p_value,
 )
-from .calibraeval import LAMBDA, NoaCalibration, fit_noa, fit_noa_released
+from .calibraeval import LAMBDA, NoaCalibration, collapse_reason, fit_noa, fit_noa_released, fit_noa_selected
 from .pairs import INVALID, human_labels, invalid_mask, rater_verdicts, votes
 from .pride import PrideCalibration, fit_pride
 
 __all__ = [
+    "INVALID_RULES",
     "MEASURES",
     "METHODS",
     "PROB_COLUMNS",
@@ -92,6 +93,8 @@ MEASURES = ("accuracy_original_order", "accuracy_swapped_order", "accuracy_avera
 METHODS = ("none", "pride", "noa", "noa_released")
 PROB_COLUMNS = ("prob_a", "prob_a_swap_position", "prob_a_swap_id")
 NOT_AVAILABLE = "not_available"
+#: What an unparsed judge output counts as (:func:`position_report`'s ``invalid``).
+INVALID_RULES = ("drop", "wrong")
 _NEEDS = ("item_id", "rater", "rater_kind", "winner")
 _FORMAT = "evalcore.position.calibrations"
 _NO_PROBS = ("the judge's P('A') under the three CalibraEval prompts (prob_a, prob_a_swap_position, "
@@ -121,6 +124,11 @@ class JudgeData:
         Whether the row holding the probabilities names the pair the other way round from the unit.
     label
         Gold: 0 a, 1 b, -1 none (a tie, or no gold).
+    unparsed
+        ``(units, 2)`` whether the verdict in that order is missing because every row of it is an unparsed
+        output (``invalid``), as opposed to no row at all.
+    unparsed_rows
+        Per unit, the judge's rows that are unparsed outputs (what a group's note counts).
     """
 
     judge: str
@@ -133,6 +141,8 @@ class JudgeData:
     label: np.ndarray
     n_invalid: int = 0
     n_unlabelled: int = 0
+    unparsed: np.ndarray | None = None
+    unparsed_rows: np.ndarray | None = None
 
     @property
     def has_probs(self) -> bool:
@@ -213,6 +223,9 @@ def judge_data(comparisons: pd.DataFrame, judge: str, *, by: Sequence[str] = ())
     u, o, v = rater_verdicts(unit[mine], order[mine], votes(comparisons["winner"], flip)[mine], bad[mine])
     verdicts = np.full((n_all, 2), -1, dtype=np.int64)
     verdicts[u, o] = np.where(v == INVALID, -1, v)
+    unparsed = np.zeros((n_all, 2), dtype=bool)
+    unparsed[u, o] = v == INVALID
+    bad_rows = np.bincount(unit[mine & bad], minlength=n_all)
     cols = [c for c in PROB_COLUMNS if c in comparisons.columns]
     raw = (comparisons[list(PROB_COLUMNS)].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
            if len(cols) == 3 else np.full((len(unit), 3), np.nan))
@@ -230,7 +243,8 @@ def judge_data(comparisons: pd.DataFrame, judge: str, *, by: Sequence[str] = ())
     return JudgeData(judge=judge, item=item, group=gcode, keys=[tuple(groups.iloc[i]) for i in gfirst],
                      verdicts=verdicts[keep], probs=probs[keep], reversed=rev[keep, 0] == 1,
                      label=np.where(lab == 2, -1, lab), n_invalid=int((mine & bad).sum()),
-                     n_unlabelled=int((lab < 0).sum() + (lab == 2).sum()))
+                     n_unlabelled=int((lab < 0).sum() + (lab == 2).sum()), unparsed=unparsed[keep],
+                     unparsed_rows=bad_rows[keep])
 
 
 def content_probabilities(probs, reversed_, calibration: Calibration | None = None) -> np.ndarray:
@@ -305,7 +319,8 @@ def _fleiss(U: np.ndarray, dec: np.ndarray) -> np.ndarray:
     """
     m = dec.shape[1]
     full = (dec >= 0).all(axis=1)
-    counts = np.stack([(dec == c).sum(axis=1) for c in range(3)], axis=1).astype(float) * full[:, None]
+    # a, b, tie, and an unparsed output (only with invalid="wrong") as a fourth category
+    counts = np.stack([(dec == c).sum(axis=1) for c in range(4)], axis=1).astype(float) * full[:, None]
     n = U @ full.astype(float)
     p_bar = safe_div(U @ (((counts ** 2).sum(axis=1) - m) / (m * (m - 1)) * full), n)
     p_cat = safe_div(U @ counts, (m * n)[:, None])
@@ -370,17 +385,35 @@ def _estimation_units(data: JudgeData, share: float, root: int) -> np.ndarray:
     return ok & np.isin(data.item, chosen)
 
 
-def _fit(method: str, probs: np.ndarray, judge: str, lam: float) -> Calibration:
+def _fit(method: str, probs: np.ndarray, judge: str, lam: float | None, root: int) -> Calibration:
     if method == "pride":
         return fit_pride(probs[:, 0], probs[:, 2], judge=judge)
     if method == "noa":
+        if lam is None:  # chosen without labels on a held-out split of the estimation subset
+            seed = int(cell_rng(root, ("noa_lambda", judge)).integers(2 ** 31))
+            return fit_noa_selected(probs, seed=seed, judge=judge)
         return fit_noa(probs, lam=lam, judge=judge)
-    return fit_noa_released(probs, lam=lam, judge=judge)
+    return fit_noa_released(probs, lam=LAMBDA if lam is None else lam, judge=judge)
 
 
-def _plan(data: JudgeData, methods: Sequence[str], share: float, root: int, lam: float,
+def _withheld(cal: Calibration, name: str, probs: np.ndarray | None) -> str:
+    """Why a collapsed NOA map is not offered (empty for a usable calibration)."""
+    if not getattr(cal, "collapsed", False):
+        return ""
+    why = cal.reason or (collapse_reason(probs, f"(lambda {cal.lam:g}: {cal.at_half:.0%} of the fitted "
+                                                f"probabilities within 0.001 of 1/2)") if probs is not None else
+                         f"NOA collapsed to the constant map g = 1/2 (lambda {cal.lam:g}: {cal.at_half:.0%} of the "
+                         "fitted probabilities within 0.001 of 1/2); its decisions would be arbitrary, so the "
+                         "uncalibrated numbers stand")
+    return f"{NOT_AVAILABLE}: {name} is not offered: {why}"
+
+
+def _plan(data: JudgeData, methods: Sequence[str], share: float, root: int, lam: float | None,
           given: dict) -> dict[str, tuple[Calibration | None, str, str]]:
-    """Per method: ``(calibration, note, reason it is not available)``; fits what ``given`` does not hold."""
+    """Per method: ``(calibration, note, reason it is not available)``; fits what ``given`` does not hold.
+
+    A NOA map that collapses to the constant 1/2 is not available: its reason says what happened, and the
+    uncalibrated rows (``none``) stand."""
     out: dict[str, tuple[Calibration | None, str, str]] = {}
     est = None
     for m in methods:
@@ -390,8 +423,8 @@ def _plan(data: JudgeData, methods: Sequence[str], share: float, root: int, lam:
             out[m] = (None, "", f"{NOT_AVAILABLE}: {_NAMES[m]} needs {_NO_PROBS}, and judge {data.judge} has none")
         elif (data.judge, m) in given:
             cal = given[(data.judge, m)]
-            out[m] = (cal, join_notes(f"{_NAMES[m]} loaded from a saved calibration (fitted on {cal.n_items} items)",
-                                      _collapse_note(cal)), "")
+            out[m] = (cal, f"{_NAMES[m]} loaded from a saved calibration (fitted on {cal.n_items} items)",
+                      _withheld(cal, _NAMES[m], None))
         else:
             est = _estimation_units(data, share, root) if est is None else est
             n_all = np.unique(data.item[np.isfinite(data.probs).all(axis=1)]).size
@@ -399,17 +432,12 @@ def _plan(data: JudgeData, methods: Sequence[str], share: float, root: int, lam:
                 out[m] = (None, "", f"{NOT_AVAILABLE}: the estimation share {share:g} of {n_all} items is no item")
                 continue
             n_est = np.unique(data.item[est]).size
-            cal = _fit(m, data.probs[est], data.judge, lam)
-            out[m] = (cal, join_notes(f"{_NAMES[m]} fitted on {n_est} of {n_all} items (share {share:g}), applied "
-                                      "to all; the interval holds the fit fixed", _collapse_note(cal)), "")
+            cal = _fit(m, data.probs[est], data.judge, lam, root)
+            how = f", lambda {cal.lam:g} chosen without labels on held-out items" if getattr(cal, "selection", "") \
+                else ""
+            out[m] = (cal, f"{_NAMES[m]} fitted on {n_est} of {n_all} items (share {share:g}){how}, applied to all; "
+                           "the interval holds the fit fixed", _withheld(cal, _NAMES[m], data.probs[est]))
     return out
-
-
-def _collapse_note(cal: Calibration) -> str:
-    if not getattr(cal, "collapsed", False):
-        return ""
-    return (f"warning: NOA collapsed to the trivial map g = 1/2 ({cal.at_half:.0%} of the fitted probabilities): "
-            f"the position effect is too strong for lambda = {cal.lam:g}, so these decisions are arbitrary")
 
 
 def _judges(comparisons: pd.DataFrame, judges: Sequence[str] | None) -> list[str]:
@@ -436,7 +464,7 @@ def _given(calibrations: Sequence[Calibration], have: Sequence[str]) -> dict:
 
 
 def _add_group(table: ResultTable, tests: list, data: JudgeData, g: int, keys: dict, plan: dict, root: int,
-               n_boot: int) -> None:
+               n_boot: int, invalid: str = "drop") -> None:
     """The rows of one judge and group, for every method (same resamples across methods: paired)."""
     cell = data.group == g
     uniq, inv = np.unique(data.item[cell], return_inverse=True)
@@ -448,8 +476,13 @@ def _add_group(table: ResultTable, tests: list, data: JudgeData, g: int, keys: d
             table.add(row_keys, NOT_AVAILABLE, np.nan, 0, undefined=reason)
             continue
         content = content_probabilities(data.probs[cell], data.reversed[cell], cal) if data.has_probs else None
-        dec = _decide(content) if content is not None else data.verdicts[cell]
-        cell_note = join_notes(method_note, _coverage_note(data, cell, dec))
+        if content is not None:
+            dec = _decide(content)
+        elif invalid == "wrong":  # an unparsed output is a verdict that matches neither gold nor a parsed verdict
+            dec = np.where(data.unparsed[cell], INVALID, data.verdicts[cell])
+        else:
+            dec = data.verdicts[cell]
+        cell_note = join_notes(method_note, _coverage_note(data, cell, dec, invalid))
         for measure, values, n, note in _cell_rows(U, item, dec, label, content):
             if measure == "first_position_preference":
                 tests.append((len(table), np.atleast_1d(values)))
@@ -458,8 +491,9 @@ def _add_group(table: ResultTable, tests: list, data: JudgeData, g: int, keys: d
                       note=join_notes(note if not np.isscalar(values) else "", cell_note))
 
 
-def _coverage_note(data: JudgeData, cell: np.ndarray, dec: np.ndarray) -> str:
-    """What is missing in a cell: an order without verdicts, units without probabilities, unparsed outputs."""
+def _coverage_note(data: JudgeData, cell: np.ndarray, dec: np.ndarray, invalid: str = "drop") -> str:
+    """What is missing in a cell: an order without verdicts, units without probabilities, the cell's own
+    unparsed outputs (left out, or counted as wrong)."""
     notes = []
     for k, order in enumerate(("original", "swapped")):
         if (dec[:, k] < 0).all():
@@ -468,8 +502,12 @@ def _coverage_note(data: JudgeData, cell: np.ndarray, dec: np.ndarray) -> str:
         lacking = int((~np.isfinite(data.probs[cell]).all(axis=1)).sum())
         if lacking:
             notes.append(f"{lacking} item(s) without all three probabilities left out")
-    elif data.n_invalid:
-        notes.append(f"{data.n_invalid} unparsed output(s) of the judge left out")
+    else:
+        n_bad = int(data.unparsed_rows[cell].sum())
+        if n_bad and invalid == "wrong":
+            notes.append(f"{n_bad} unparsed output(s) counted as wrong verdicts (LLMBar's rule)")
+        elif n_bad:
+            notes.append(f"{n_bad} unparsed output(s) left out")
     return join_notes(*notes)
 
 
@@ -492,12 +530,14 @@ def _methods(methods: Sequence[str] | str) -> list[str]:
 
 
 def fit_calibrations(comparisons: pd.DataFrame, *, judges: Sequence[str] | None = None,
-                     methods: Sequence[str] = METHODS, estimation_share: float = 0.2, lam: float = LAMBDA,
-                     seed: int = 0) -> tuple[Calibration, ...]:
+                     methods: Sequence[str] = METHODS, estimation_share: float = 0.2, lam: float | None = None,
+                     seed: int = 0, offered_only: bool = False) -> tuple[Calibration, ...]:
     """Fit each judge's calibrations on its seeded estimation subset, as :func:`position_report` does.
 
     Judges without probabilities are skipped. With the same ``seed`` and ``estimation_share`` the
-    fits equal the report's, so that :func:`save_calibrations` stores what the report applied.
+    fits equal the report's, so that :func:`save_calibrations` stores what the report applied. A NOA map
+    that collapsed is kept, marked (:attr:`~evalcore.pairwise.calibraeval.NoaCalibration.collapsed`, its
+    ``reason``), unless ``offered_only``; the report never applies it.
 
     Returns
     -------
@@ -512,7 +552,7 @@ def fit_calibrations(comparisons: pd.DataFrame, *, judges: Sequence[str] | None 
     for judge in _judges(comparisons, judges):
         plan = _plan(judge_data(comparisons, judge), [m for m in methods if m != "none"], estimation_share, root,
                      lam, {})
-        out += [cal for cal, _, _ in plan.values() if cal is not None]
+        out += [cal for cal, _, why in plan.values() if cal is not None and not (offered_only and why)]
     return tuple(out)
 
 
@@ -569,8 +609,8 @@ def loads_calibrations(text: str, *, file: str = "the calibration file") -> tupl
 
 def position_report(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges: Sequence[str] | None = None,
                     methods: Sequence[str] = METHODS, estimation_share: float = 0.2,
-                    calibrations: Sequence[Calibration] = (), lam: float = LAMBDA, n_boot: int = 1000,
-                    seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+                    calibrations: Sequence[Calibration] = (), lam: float | None = None, invalid: str = "drop",
+                    n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Position and selection bias of every judge, before and after calibration (module docstring).
 
     Parameters
@@ -590,7 +630,17 @@ def position_report(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges
     calibrations
         Fitted calibrations to apply instead of fitting (:func:`load_calibrations`), matched by judge and method.
     lam
-        NOA's lambda.
+        NOA's lambda; None (default) chooses it without labels on a held-out split of the estimation subset
+        (:func:`~evalcore.pairwise.calibraeval.fit_noa_selected`); the released settings then use the authors'
+        0.05. A NOA map that still collapses to the constant 1/2 is not offered: one ``not_available`` row
+        whose note says what happened, and the uncalibrated rows stand.
+    invalid
+        What an unparsed judge output (``invalid``) is, for judges decided by their verdicts: ``"drop"``
+        (default) leaves that order's verdict out, so an item counts only where it has the verdicts a measure
+        needs; ``"wrong"`` counts it as LLMBar's ``evaluate.py`` does, where an unparsed winner is ``None``:
+        a verdict that is never right (accuracy over every item), differs from a parsed verdict in the other
+        order (not position-consistent), and equals another unparsed one (an item unparsed in both orders
+        counts as consistent, as ``None == None`` does there). Not used where probabilities decide.
     n_boot, seed, level
         Item-bootstrap resamples (0: no interval), the seed of the estimation subsets and resamples, the level.
 
@@ -613,6 +663,8 @@ def position_report(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges
     by, methods = ([by] if isinstance(by, str) else list(by)), _methods(methods)
     _check(comparisons, by, methods, estimation_share)
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
+    if invalid not in INVALID_RULES:
+        raise DataError(f"unknown rule for unparsed outputs {invalid!r}", fix="use " + " or ".join(INVALID_RULES))
     use = _judges(comparisons, judges)
     given = _given(calibrations, _judges(comparisons, None))
     table, tests = ResultTable(["judge", *by, "method"], n_boot=n_boot, level=level), []
@@ -620,5 +672,5 @@ def position_report(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges
         data = judge_data(comparisons, judge, by=by)
         plan = _plan(data, methods, estimation_share, root, lam, given)
         for g, key in enumerate(data.keys):
-            _add_group(table, tests, data, g, {"judge": judge, **dict(zip(by, key))}, plan, root, n_boot)
+            _add_group(table, tests, data, g, {"judge": judge, **dict(zip(by, key))}, plan, root, n_boot, invalid)
     return _finish(table, tests, n_boot)

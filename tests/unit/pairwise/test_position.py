@@ -12,6 +12,7 @@ from scipy.special import expit
 
 from evalcore.errors import DataError
 from evalcore.pairwise import position as pos
+from evalcore.pairwise.calibraeval import LAMBDA_GRID
 from tests.helpers import LLMBAR, needs_datasets, row
 
 COLUMNS = ["judge", "method", "measure", "estimate", "ci_low", "ci_high", "n", "test", "p_value", "q_value",
@@ -19,13 +20,16 @@ COLUMNS = ["judge", "method", "measure", "estimate", "ci_low", "ci_high", "n", "
 
 
 def simulated(n: int = 600, *, position: float = 0.8, id_: float = 0.4, seed: int = 0, judge: str = "j",
-              item_prefix: str = "q") -> pd.DataFrame:
+              item_prefix: str = "q", noise: float = 0.0) -> pd.DataFrame:
     """Gold and one judge with P("A") under s0, s1, s2: logits ``l + position + id``, ``l - position + id``,
-    ``-l + position + id`` where ``l`` is the judge's content preference (a if positive, mostly right)."""
+    ``-l + position + id`` where ``l`` is the judge's content preference (a if positive, mostly right), plus
+    independent normal noise of sd ``noise`` per prompt (a judge inconsistent across prompts)."""
     rng = np.random.default_rng(seed)
     a_better = rng.random(n) < 0.5
     lat = np.where(a_better, 1.5, -1.5) + rng.normal(0, 1.5, n)
-    p0, p1, p2 = (expit(lat + position + id_), expit(lat - position + id_), expit(-lat + position + id_))
+    e = rng.normal(0, noise, (3, n)) if noise else np.zeros((3, n))
+    p0, p1, p2 = (expit(lat + position + id_ + e[0]), expit(lat - position + id_ + e[1]),
+                  expit(-lat + position + id_ + e[2]))
     p0, p1, p2 = (np.round(p, 4) for p in (p0, p1, p2))
     ids = [f"{item_prefix}{i}" for i in range(n)]
     gold = pd.DataFrame({"item_id": ids, "rater": "gold", "rater_kind": "human",
@@ -117,15 +121,55 @@ def test_calibration_restores_consistency_without_losing_accuracy():
     assert released["position_consistency"] > none["position_consistency"]
 
 
-def test_a_collapsed_noa_fit_is_reported():
-    # a position pull this strong makes the constant map g = 1/2 NOA's best fit with lambda = 0.05: PriDe still
-    # restores consistency, NOA does not, and the note says why
-    res = pos.position_report(simulated(position=0.8, id_=0.4), methods=["none", "pride", "noa"], n_boot=0)
+BIAS = {"strong": (0.8, 0.4), "moderate": (0.4, 0.3), "absent": (0.0, 0.0)}
+
+
+@pytest.mark.parametrize("bias", list(BIAS))
+def test_noa_with_lambda_chosen_without_labels_keeps_its_verdicts(bias):
+    # issue 23: at lambda 0.05, run to convergence, NOA took the strong judge's consistency from 0.47 to 0.01 and
+    # its accuracy to 0.50 (the map collapsed to 1/2); lambda chosen on held-out items keeps a spread of verdicts
+    position, id_ = BIAS[bias]
+    res = pos.position_report(simulated(position=position, id_=id_), methods=["none", "noa"], n_boot=0)
+    none, noa = _estimates(res, "none"), _estimates(res, "noa")
+    assert "not_available" not in noa.index, res[res.method == "noa"].note.tolist()
+    assert noa["position_consistency"] >= none["position_consistency"] - 0.01
+    assert noa["position_consistency"] > 0.9
+    assert noa["accuracy_average"] >= none["accuracy_average"] - 0.02 and noa["accuracy_average"] > 0.7
+    assert res[res.method == "noa"].note.str.contains("chosen without labels on held-out items").all()
+    cal = pos.fit_calibrations(simulated(position=position, id_=id_), methods=["noa"])[0]
+    assert not cal.collapsed and cal.lam in LAMBDA_GRID and "held-out" in cal.selection
+
+
+def test_a_collapsed_noa_fit_is_not_offered():
+    # forced to the authors' lambda, the strong judge's fit collapses: it is not offered, the message blames the
+    # position effect, and the uncalibrated numbers stand
+    df = simulated(position=0.8, id_=0.4)
+    res = pos.position_report(df, methods=["none", "pride", "noa"], lam=0.05, n_boot=0)
     assert _estimates(res, "pride")["position_consistency"] > 0.95
     noa = res[res.method == "noa"]
-    assert noa.note.str.contains("collapsed to the trivial map").all()
-    cal = pos.fit_calibrations(simulated(position=0.8, id_=0.4), methods=["noa"])[0]
+    assert noa.measure.tolist() == ["not_available"] and np.isnan(noa.estimate.item())
+    assert "not offered" in noa.note.item() and "mostly a systematic position effect" in noa.note.item()
+    alone = pos.position_report(df, methods=["none"], n_boot=0)
+    pd.testing.assert_frame_equal(res[res.method == "none"].reset_index(drop=True), alone)
+    cal = pos.fit_calibrations(df, methods=["noa"], lam=0.05)[0]
     assert cal.converged and cal.collapsed and cal.loss < 1e-3
+    assert pos.fit_calibrations(df, methods=["noa"], lam=0.05, offered_only=True) == ()
+
+
+def test_noa_on_a_judge_inconsistent_across_prompts_says_so():
+    # no position effect, but P("A") varies from prompt to prompt: at lambda 0.05 the fit collapsed and the old
+    # warning blamed "the position effect"
+    df = simulated(position=0.0, id_=0.0, noise=1.0, seed=3)
+    res = pos.position_report(df, methods=["none", "noa"], lam=0.05, n_boot=0)
+    note = res[res.method == "noa"].note.item()
+    assert "not offered" in note and "inconsistency from prompt to prompt, not a position preference" in note
+    chosen = pos.position_report(df, methods=["none", "noa"], n_boot=0)
+    noa = chosen[chosen.method == "noa"]
+    if (noa.measure == "not_available").any():  # not offered at any lambda: then it says the same thing
+        assert "inconsistency from prompt to prompt" in noa.note.item()
+    else:
+        assert _estimates(chosen, "noa")["position_consistency"] >= _estimates(chosen, "none")[
+            "position_consistency"] - 0.05
 
 
 def test_an_unbiased_judge_is_left_as_it_was():
