@@ -13,7 +13,7 @@ from scipy.special import expit
 from evalcore.errors import DataError
 from evalcore.pairwise import position as pos
 from evalcore.pairwise.calibraeval import LAMBDA_GRID
-from tests.helpers import LLMBAR, needs_datasets, row
+from tests.helpers import LLMBAR, ROOT, needs_datasets, row
 
 COLUMNS = ["judge", "method", "measure", "estimate", "ci_low", "ci_high", "n", "test", "p_value", "q_value",
            "flagged", "opposite", "note"]
@@ -337,3 +337,80 @@ def test_missing_order_and_partial_probabilities_are_noted():
     res = pos.position_report(part, methods=["none"], n_boot=0)
     r = row(res, "position_consistency", "j", method="none")
     assert r.n == 45 and "5 item(s) without all three probabilities" in r.note
+
+
+# --- unparsed judge outputs: LLMBar's count (--invalid wrong) ---------------------------------------------------
+
+FIXTURES = ROOT / "tests" / "data" / "presets" / "llmbar_unparsed"
+LLMBAR_KEYS = {"correct_False": "accuracy_original_order", "correct_True": "accuracy_swapped_order",
+               "correct_both": "accuracy_both_orders", "equal": "position_consistency"}
+
+
+def _llmbar_mismatches(files, *, invalid: str) -> list[tuple]:
+    """Every (file, statistic, ours, theirs) where the report differs from the file's statistics.json."""
+    from evalcore.data.ingest import load
+
+    out = []
+    for path in files:
+        st = json.loads((path.parent / "statistics.json").read_text())
+        res = pos.position_report(load([path], preset="llmbar").frame, methods=["none"], n_boot=0,
+                                  invalid=invalid).set_index("measure")
+        for key, measure in LLMBAR_KEYS.items():
+            hits, items = _count(st[key])
+            if res.loc[measure, "estimate"] != hits / items or res.loc[measure, "n"] != items:
+                out.append((str(path), key, res.loc[measure, "estimate"], hits / items))
+        avg = float(st["correct_average"].rstrip("%"))
+        if abs(res.loc["accuracy_average", "estimate"] * 100 - avg) > 1e-9:
+            out.append((str(path), "correct_average", res.loc["accuracy_average", "estimate"] * 100, avg))
+    return out
+
+
+def test_invalid_wrong_counts_unparsed_outputs_as_llmbar_does():
+    # fixtures in LLMBar's format: unparsed in one order, in both, in either order; statistics.json as their
+    # evaluate.py counts (every item in the denominator; None never equals the label, and None == None)
+    files = sorted(FIXTURES.glob("**/evaluators/*/*/result.json"))
+    assert len(files) == 2
+    assert _llmbar_mismatches(files, invalid="wrong") == []
+    assert len(_llmbar_mismatches(files, invalid="drop")) > 0  # leaving them out is another measure
+    with pytest.raises(DataError, match="unparsed"):
+        pos.position_report(simulated(50), invalid="maybe")
+
+
+def test_unparsed_outputs_are_counted_per_group():
+    from evalcore.data.ingest import load
+
+    frame = load([FIXTURES], preset="llmbar").frame
+    for rule, words in (("drop", "left out"), ("wrong", "counted as wrong verdicts")):
+        res = pos.position_report(frame, by=["subset"], methods=["none"], n_boot=0, invalid=rule)
+        natural = row(res, "position_consistency", "Judge/Vanilla_NoRules", subset="Natural", method="none")
+        neighbor = row(res, "position_consistency", "Judge/Vanilla_NoRules", subset="Adversarial/Neighbor",
+                       method="none")
+        assert f"5 unparsed output(s) {words}" in natural.note, natural.note
+        assert f"3 unparsed output(s) {words}" in neighbor.note, neighbor.note
+    drop = pos.position_report(frame, by=["subset"], methods=["none"], n_boot=0)
+    r = row(drop, "accuracy_original_order", "Judge/Vanilla_NoRules", subset="Natural", method="none")
+    assert r.n == 5 and r.estimate == 3 / 5  # three of the five parsed verdicts in the original order are right
+
+
+def _real_llmbar_folders() -> list:
+    """The shared LLMBar files, and a full checkout of LLMBar's Dataset/LLMBar named by EVALCORE_LLMBAR_FULL."""
+    import os
+    from pathlib import Path
+
+    folders = [LLMBAR] if LLMBAR.exists() else []
+    if os.environ.get("EVALCORE_LLMBAR_FULL"):
+        folders.append(Path(os.environ["EVALCORE_LLMBAR_FULL"]))
+    return folders
+
+
+def test_every_real_llmbar_file_with_unparsed_outputs_matches_its_statistics():
+    files = []
+    for folder in _real_llmbar_folders():
+        for path in sorted(folder.glob("**/evaluators/*/*/result.json")):
+            text = path.read_text()
+            if '"winner": null' in text and (path.parent / "statistics.json").exists():
+                files.append(path)
+    if not files:
+        pytest.skip("no LLMBar result.json with unparsed outputs here: the shared copy holds none; set "
+                    "EVALCORE_LLMBAR_FULL to a checkout of princeton-nlp/LLMBar's Dataset/LLMBar to run this")
+    assert _llmbar_mismatches(files, invalid="wrong") == [], f"of {len(files)} files"
