@@ -312,12 +312,13 @@ def _fast_path(frame) -> bool:
 WIDTH = 120
 
 
-def wrap(text: str, *, width: int = WIDTH) -> str:
-    """``text`` broken between words into lines of at most ``width`` characters (its own line breaks kept)."""
+def wrap(text: str, *, width: int = WIDTH, indent: str = "") -> str:
+    """``text`` broken between words into lines of at most ``width`` characters (its own line breaks kept),
+    continuation lines starting with ``indent``."""
     import textwrap
 
-    return "\n".join(textwrap.fill(line, width=width, break_on_hyphens=False) if line else line
-                     for line in text.split("\n"))
+    return "\n".join(textwrap.fill(line, width=width, break_on_hyphens=False, break_long_words=False,
+                                    subsequent_indent=indent) if line else line for line in text.split("\n"))
 
 
 def fit_width(frame, *, undefined: str = "", width: int = WIDTH):

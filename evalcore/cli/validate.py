@@ -7,7 +7,7 @@ import json
 import sys
 
 from ..data import schema
-from .options import add_input_args, load_input
+from .options import add_input_args, load_input, wrap
 
 
 def print_summary(ing, out=None) -> None:
@@ -17,7 +17,7 @@ def print_summary(ing, out=None) -> None:
         av = schema.analyses(ing.frame, table=ing.table)
         s = schema.summarize(ing.frame, table=ing.table, available=av)
     w = out.write
-    w(f"{s.table} table from {ing.source}" + (f" (preset {ing.preset})" if ing.preset else "") + "\n")
+    w(wrap(f"{s.table} table from {ing.source}" + (f" (preset {ing.preset})" if ing.preset else "")) + "\n")
     rows = [("rows", f"{s.rows:,}"), ("items", f"{s.items:,}"),
             ("human raters", f"{s.human_raters} (up to {s.max_humans_per_item} per item)"),
             ("judges", str(s.judges)), ("criteria", ", ".join(s.criteria) or "-"),
@@ -25,16 +25,17 @@ def print_summary(ing, out=None) -> None:
     if s.systems:
         rows.append(("systems", ", ".join(s.systems)))
     for k, v in rows:
-        w(f"  {k:<14}{v}\n")
+        w(wrap(f"  {k:<14}{v}", indent=" " * 16) + "\n")
     w("analyses:\n")
     for r in av.itertuples():
         mark = "yes" if r.available else "no "
-        w(f"  [{mark}] {r.analysis:<20} {r.title}" + ("" if r.available else f" -- needs {r.missing}") + "\n")
+        w(wrap(f"  [{mark}] {r.analysis:<20} {r.title}" + ("" if r.available else f" -- needs {r.missing}"),
+               indent=" " * 29) + "\n")
     if ing.mapping:
         w("column mapping: " + ", ".join(f"{k} -> {v}" for k, v in ing.mapping.items() if k != v) + "\n"
           if any(k != v for k, v in ing.mapping.items()) else "")
     for n in ing.notes:
-        w(f"note: {n}\n")
+        w(wrap(f"note: {n}", indent="  ") + "\n")
 
 
 def run(args: argparse.Namespace) -> int:

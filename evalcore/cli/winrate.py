@@ -8,7 +8,7 @@ import json
 import sys
 
 from ..errors import DataError
-from .options import add_engine_arg, add_input_args, engine_table, load_table, records, text_table
+from .options import add_engine_arg, add_input_args, engine_table, fit_width, load_table, records, text_table, wrap
 
 
 def _print_results(source: str, args: argparse.Namespace, prior, results, t0: float) -> None:
@@ -19,9 +19,9 @@ def _print_results(source: str, args: argparse.Namespace, prior, results, t0: fl
 
     w = sys.stdout.write
     name = {"bwrs": "BWRS", "ds": "Bayesian Dawid-Skene"}[args.method]
-    w(f"calibrated win rates of {source}: {name}, prior {prior.label}, ties {args.ties}, seed {args.seed}\n")
-    w("p = share of items on which system_a is better; k = the judges' raw win rate; "
-      "p_human = the humans' own win rate\n\n")
+    w(wrap(f"calibrated win rates of {source}: {name}, prior {prior.label}, ties {args.ties}, seed {args.seed}") + "\n")
+    w(wrap("p = share of items on which system_a is better; k = the judges' raw win rate; "
+           "p_human = the humans' own win rate") + "\n\n")
     rows = []
     for r in results:
         rows.append({"system_a": r.system_a, "system_b": r.system_b, "k": r.k_observed, "p_mean": r.p_mean,
@@ -34,7 +34,7 @@ def _print_results(source: str, args: argparse.Namespace, prior, results, t0: fl
     w(frame.to_string(index=False, formatters=fmt) + "\n")
     for r in results:
         for msg in r.warnings:
-            w(f"warning ({r.system_a} vs {r.system_b}): {msg}\n")
+            w(wrap(f"warning ({r.system_a} vs {r.system_b}): {msg}", indent="  ") + "\n")
     w(f"\n{len(results)} pair(s) in {time.perf_counter() - t0:.1f} s\n")
 
 
@@ -53,11 +53,11 @@ def _run_accuracy(args: argparse.Namespace, ing) -> int:
         return 0
     w = sys.stdout.write
     how = {"drop": "left out", "wrong": "counted as wrong"}[args.invalid]
-    w(f"judge accuracy of {ing.source}: verdicts a / b / tie against the humans' strict majority; unparsed "
-      f"outputs {how} (--invalid {args.invalid}); {args.level:.0%} item-bootstrap interval, {args.boot} resamples, "
-      f"seed {args.seed}\n\n")
+    w(wrap(f"judge accuracy of {ing.source}: verdicts a / b / tie against the humans' strict majority; unparsed "
+           f"outputs {how} (--invalid {args.invalid}); {args.level:.0%} item-bootstrap interval, {args.boot} "
+           f"resamples, seed {args.seed}") + "\n\n")
     shown = res[[*(args.by or ()), "judge", "estimate", "ci_low", "ci_high", "n", "n_invalid", "note"]]
-    w(text_table(shown, undefined="undefined") + "\n")
+    w(text_table(fit_width(shown, undefined="undefined"), undefined="undefined") + "\n")
     return 0
 
 

@@ -259,3 +259,14 @@ def test_preset_folders_still_go_to_their_preset(capsys):
 
     d = _json(capsys, str(LLMBAR))
     assert d["preset"] == "llmbar"
+
+
+def test_text_output_of_validate_and_winrate_fits_120_columns(capsys):
+    """Issue 23: validate's list of analyses (233 characters) and winrate's headers ran past the terminal."""
+    from evalcore.cli import main as cli
+    from tests.helpers import SAMPLE, SAMPLE_PAIRS
+
+    for argv in (["validate", SAMPLE], ["winrate", SAMPLE_PAIRS, "--accuracy", "--boot", "20"]):
+        assert cli([str(a) for a in argv]) == 0
+        out = capsys.readouterr().out
+        assert max(map(len, out.splitlines())) <= 120, argv
