@@ -31,7 +31,7 @@ def _frame(frame, args: argparse.Namespace):
     fitted = ()
     if args.save_calibration:
         fitted = pos.fit_calibrations(frame, judges=args.judge, methods=[m for m in methods if m != "none"],
-                                      estimation_share=args.estimation_share, seed=args.seed)
+                                      estimation_share=args.estimation_share, seed=args.seed, offered_only=True)
         if not fitted:
             raise DataError("there is no calibration to save: no judge has P('A') under the three prompts "
                             "(prob_a, prob_a_swap_position, prob_a_swap_id), or --calibrate names none",
@@ -41,7 +41,7 @@ def _frame(frame, args: argparse.Namespace):
     chosen = {(c.judge, c.method): c for c in (*fitted, *loaded)}
     return pos.position_report(frame, by=by, judges=args.judge, methods=methods,
                                estimation_share=args.estimation_share, calibrations=tuple(chosen.values()),
-                               n_boot=args.boot, seed=args.seed)
+                               invalid=args.invalid, n_boot=args.boot, seed=args.seed)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     res = _frame(ing.frame, args)
     cols = ["judge", *(args.by or ()), "method", "measure", "estimate", "ci_low", "ci_high", "n", "note"]
     if args.json:
-        keep = cols[:-1] + ["test", "p_value", "q_value", "flagged", "note"]
+        keep = cols[:-1] + ["test", "p_value", "q_value", "flagged", "opposite", "note"]
         json.dump(records(res[keep]), sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
@@ -62,10 +62,30 @@ def run(args: argparse.Namespace) -> int:
       "items (seeded)\n")
     if args.save_calibration:
         w(f"calibrations saved to {args.save_calibration}\n")
-    shown = res.assign(flag=res["flagged"].map({True: "*", False: ""}))
+    missing = res["measure"] == "not_available"
+    shown = res[~missing].assign(flag=res["flagged"].map({True: "*", False: ""}))
     w("\n" + text_table(shown[[*cols[:-1], "flag", "note"]], undefined="") + "\n")
     w("\n* first-position preference differs from 0.5 (two-sided, Benjamini-Hochberg at 5%)\n")
+    for line in _not_available(res[missing], by=list(args.by or ())):
+        w(line + "\n")
     return 0
+
+
+def _not_available(rows, *, by: list[str]) -> list[str]:
+    """One line per reason a method is not available, naming its methods and judges, instead of a table row per
+    judge, group and method (the JSON keeps every row)."""
+    if rows.empty:
+        return []
+    no_probs = rows["note"].str.contains("prob_a_swap_id", regex=False) & rows["note"].str.contains(" has none")
+    reason = rows["note"].str.removeprefix("not_available: ").where(
+        ~no_probs, "no P('A') under the three CalibraEval prompts (prob_a, prob_a_swap_position, prob_a_swap_id)")
+    out = ["", "not available (--json lists every row):"]
+    for text, grp in rows.assign(reason=reason).groupby("reason", sort=False):
+        judges = list(dict.fromkeys(grp["judge"]))
+        who = ", ".join(judges[:3]) + (f" and {len(judges) - 3} more" if len(judges) > 3 else "")
+        groups = f" ({grp[by].drop_duplicates().shape[0]} groups)" if by else ""
+        out.append(f"- {', '.join(dict.fromkeys(grp['method']))} for {who}{groups}: {text}")
+    return out
 
 
 def add_parser(sub) -> None:
@@ -84,6 +104,9 @@ def add_parser(sub) -> None:
     p.add_argument("--calibrate", nargs="+", choices=METHODS, metavar="METHOD",
                    help="methods to report: " + ", ".join(METHODS) + " (default: all; with --apply-calibration, "
                         "none and the saved ones)")
+    p.add_argument("--invalid", choices=("drop", "wrong"), default="drop",
+                   help="an unparsed judge output: drop leaves that order's verdict out (default); wrong counts it "
+                        "as a wrong verdict that differs from any parsed one, as LLMBar's statistics.json does")
     p.add_argument("--estimation-share", type=float, default=0.2, metavar="R",
                    help="share of each judge's items (seeded) the calibrations are fitted on (default 0.2)")
     p.add_argument("--save-calibration", metavar="FILE.json", help="write the fitted calibrations to this JSON file")

@@ -76,3 +76,40 @@ def test_unknown_method_is_refused(capsys):
     except SystemExit as exc:
         assert exc.code == 2
     assert "magic" in capsys.readouterr().err
+
+
+FIXTURES = "tests/data/presets/llmbar_unparsed"
+
+
+def test_invalid_wrong_reproduces_llmbar_statistics(capsys):
+    from tests.helpers import ROOT
+
+    recs = _records(capsys, ["position", str(ROOT / FIXTURES), "--preset", "llmbar", "--by", "subset",
+                             "--calibrate", "none", "--invalid", "wrong", "--boot", "0", "--json"])
+    pick = {(r["subset"], r["measure"]): r for r in recs}
+    for subset in ("Natural", "Adversarial/Neighbor"):
+        st = json.loads((ROOT / FIXTURES / subset / "evaluators/Judge/Vanilla_NoRules/statistics.json").read_text())
+        for key, measure in (("correct_False", "accuracy_original_order"), ("correct_True", "accuracy_swapped_order"),
+                             ("correct_both", "accuracy_both_orders"), ("equal", "position_consistency")):
+            hits, items = (int(x) for x in st[key].split(" = ")[0].split(" / "))
+            assert pick[(subset, measure)]["estimate"] == hits / items and pick[(subset, measure)]["n"] == items
+    # each subset counts its own unparsed outputs
+    assert "5 unparsed output(s) counted as wrong" in pick[("Natural", "position_consistency")]["note"]
+    assert "3 unparsed output(s) counted as wrong" in pick[("Adversarial/Neighbor", "position_consistency")]["note"]
+    default = _records(capsys, ["position", str(ROOT / FIXTURES), "--preset", "llmbar", "--calibrate", "none",
+                                "--boot", "0", "--json"])
+    assert next(r for r in default if r["measure"] == "position_consistency")["note"].count("8 unparsed output(s) "
+                                                                                           "left out") == 1
+
+
+def test_json_has_the_documented_fields_and_the_text_summarises_what_is_not_available(capsys):
+    from tests.helpers import ROOT
+
+    recs = _records(capsys, ["position", str(ROOT / FIXTURES), "--preset", "llmbar", "--by", "subset", "--boot", "0",
+                             "--json"])
+    assert {"opposite", "test", "p_value", "q_value", "flagged"} <= set(recs[0])
+    assert sum(r["measure"] == "not_available" for r in recs) == 6  # 3 methods x 2 subsets, all kept in JSON
+    assert main(["position", str(ROOT / FIXTURES), "--preset", "llmbar", "--by", "subset", "--boot", "0"]) == 0
+    out = capsys.readouterr().out
+    assert " not_available " not in out  # no table row per judge, group and method
+    assert out.count("pride, noa, noa_released for Judge/Vanilla_NoRules (2 groups): no P('A')") == 1
