@@ -78,6 +78,18 @@ def controls(frame) -> Selection | None:
     return Selection(tuple(picked), tuple(by), methods, float(share), n_boot, seed, saved)
 
 
+def measurable(report) -> bool:
+    """Whether any judge has an item judged in both orders; if none does, the page says so once, as Home does."""
+    cons = report[(report["method"] == "none") & (report["measure"] == "position_consistency")]
+    if cons["estimate"].notna().any():
+        return True
+    st.info("Position bias is not available for this dataset: it needs judge verdicts in both orders (rows with "
+            "'swapped' true), and no judge here has an item judged both ways. A share of verdicts for the output "
+            "shown first cannot tell position from content when each item is shown in one order only.",
+            icon=":material/info:")
+    return False
+
+
 def orders_section(sel: Selection, report) -> None:
     rows = tables.position_rows(report, by=sel.by)
     ui.figure(plots.position_figure(rows, measures=ORDER_MEASURES), key="pb_orders")
@@ -111,11 +123,12 @@ def calibration_section(sel: Selection, frame, report) -> None:
                "like; the calibrations are fitted on the estimation share and the intervals hold the fit fixed.")
     if sel.saved is None and len(sel.methods) > 1:
         cals = ui.CALIBRATIONS.result(judges=sel.judges, methods=sel.methods, share=sel.share, seed=sel.seed)
+        cals = tuple(c for c in cals if not getattr(c, "collapsed", False))  # a collapsed NOA is not offered
         maps = tables.calibration_maps(cals, judge=judge)
         if not maps.empty:
             ui.figure(plots.calibration_map_figure(maps), key="pb_maps")
             st.caption("Each line maps the judge's raw P(\"A\") to the calibrated one; the dotted diagonal is no "
-                       "change. A map that sends everything to 0.5 has collapsed (noted in the table).")
+                       "change. A NOA map that collapsed to 0.5 is not drawn or offered (the note above says why).")
         st.download_button("Download the fitted calibrations (JSON)", dumps_calibrations(cals),
                            file_name="calibrations.json", mime="application/json", key="pb_dl_cal",
                            icon=":material/download:")
@@ -138,8 +151,9 @@ def main() -> None:
             return
         report = ui.POSITION.result(judges=sel.judges, by=sel.by, methods=sel.methods, share=sel.share,
                                     n_boot=sel.n_boot, seed=sel.seed, saved=sel.saved)
-        orders_section(sel, report)
-        calibration_section(sel, frame, report)
+        if measurable(report):
+            orders_section(sel, report)
+            calibration_section(sel, frame, report)
         ui.download_csv(report, file_name="position_bias.csv", label="Download every number (CSV)", key="pb_dl")
         ui.sync_url(URL_KEYS)
 

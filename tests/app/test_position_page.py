@@ -106,3 +106,30 @@ def test_llmbar_verdicts_only_and_switching_datasets_mid_page(ws):
     gpt4 = next(r for r in readings if r.startswith("**GPT-4/Vanilla_NoRules**"))
     assert "on 97% of items" in gpt4  # LLMBar's statistics.json: equal = 97 / 100
     assert any("has verdicts only" in i.value for i in at.info)
+
+
+def test_a_collapsed_noa_is_not_offered_and_the_page_says_why(ws):
+    from tests.unit.pairwise.test_position import simulated
+
+    # an unbiased judge whose P("A") varies from prompt to prompt: NOA collapses at every lambda of the grid
+    frame = simulated(600, position=0.0, id_=0.0, noise=2.0, seed=3)
+    at = _page(ws.save_dataset("noisy", {"comparisons": frame}))
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert "CalibraEval NOA (to convergence)" not in table.columns  # no column of arbitrary decisions
+    captions = [c.value for c in at.caption]
+    assert any("is not offered" in c and "inconsistency from prompt to prompt" in c for c in captions), captions
+
+
+@needs_datasets
+def test_pandalm_says_one_thing_about_position_bias(ws):
+    from tests.helpers import DATASETS
+
+    folder = DATASETS / "pandalm"
+    files = [folder / "testset-v1.json", folder / "gpt-3.5-turbo-testset-v1.json", folder / "pandalm-7b-testset-v1.json"]
+    at = _page(ws.save_dataset("PandaLM", {"comparisons": load(files, preset="pandalm").frame}))
+    assert not at.exception, [e.value for e in at.exception]
+    infos = [i.value for i in at.info]
+    assert any("Position bias is not available for this dataset" in i for i in infos), infos
+    assert not _readings(at) and not at.get("plotly_chart")  # no 0.49 "first shown" figure beside it
+    assert not any("cannot be measured" in m.value for m in at.markdown)
