@@ -200,12 +200,17 @@ def _require_pairs(comparisons: pd.DataFrame) -> None:
     missing = [c for c in ("system_a", "system_b", "winner", "rater", "rater_kind", "item_id")
                if c not in comparisons.columns]
     if missing:
-        raise NotApplicable(
-            "win rates need the two generators of every comparison, and this table has no "
-            + ", ".join(f"'{c}'" for c in missing) + " column",
-            fix="map the columns naming the two systems to system_a and system_b (--map COLUMN=system_a "
-                "--map COLUMN=system_b; in the app, the column mapping of the upload), or use a preset that "
-                "knows them (pandalm)")
+        systems = [c for c in missing if c in ("system_a", "system_b")]
+        if systems:
+            raise NotApplicable(
+                "win rates compare two systems, and this table does not name the systems that wrote its outputs "
+                "(no " + " or ".join(f"'{c}'" for c in systems) + " column)",
+                fix="if your file names them, map the columns naming the two systems to system_a and system_b "
+                    "(--map COLUMN=system_a --map COLUMN=system_b), or use a preset that knows them (pandalm); a "
+                    "file without systems, such as LLMBar's, has no win rate, and its judges' accuracy against the "
+                    "gold verdicts is on the Position bias page (CLI: evalcore winrate --accuracy)")
+        raise NotApplicable("win rates need the columns " + ", ".join(f"'{c}'" for c in missing) + ", and this "
+                            "table has none of them", fix="load a validated comparisons table")
 
 
 def pairs(comparisons: pd.DataFrame) -> pd.DataFrame:

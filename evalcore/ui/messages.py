@@ -74,4 +74,7 @@ def app_message(exc: BaseException) -> str:
     """The message the app shows for ``exc``: a :class:`DataError`'s with :func:`app_fix` applied."""
     if not isinstance(exc, DataError):
         return str(exc)
-    return DataError(exc.problem, file=exc.file, column=exc.column, row=exc.row, fix=app_fix(exc.fix)).message
+    problem = exc.problem
+    if exc.file is None and exc.column is None and exc.row is None and problem[:1].islower():
+        problem = problem[0].upper() + problem[1:]  # a sentence on the page (the CLI puts it after "error:")
+    return DataError(problem, file=exc.file, column=exc.column, row=exc.row, fix=app_fix(exc.fix)).message

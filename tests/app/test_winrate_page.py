@@ -76,6 +76,8 @@ def test_page_on_comparisons_without_systems_names_the_fix(ws):
     assert "Fix:" in err
     # The fix names what to do in the app (no 'Data page', no CLI option).
     assert "Upload a file" in err and "Data page" not in err and "--" not in err
+    # Issue 23: a sentence (capitalised), and what a file without systems (LLMBar) can use instead.
+    assert err.startswith("Win rates compare two systems") and "Position bias page" in err
 
 
 def test_sample_slider_moves_refit_only_what_is_not_cached(ws, monkeypatch):
