@@ -14,9 +14,11 @@ Unparsed outputs (rows marked ``invalid``) are the question this function answer
 
 * ``"drop"`` (default): an item whose every row of the judge is unparsed has no verdict and is
   left out; ``n_invalid`` and ``note`` say how many.
-* ``"wrong"``: such an item counts as a wrong verdict, as the PandaLM authors count GPT-3.5's
-  unparseable outputs. On their test set this gives GPT-3.5 697/999 = 69.8% (their figure),
-  against 697/974 = 71.6% with ``"drop"``; PandaLM-7B, with no unparsed output, 667/999 = 66.8%.
+* ``"wrong"``: an item with any unparsed row of the judge counts as a wrong verdict, as the PandaLM
+  authors count GPT-3.5's unparseable outputs (one row per item) and LLMBar's ``evaluate.py`` counts
+  ``correct_both`` (an item asked in both orders is right only if both outputs parsed and were right).
+  On PandaLM's test set this gives GPT-3.5 697/999 = 69.8% (their figure), against 697/974 = 71.6%
+  with ``"drop"``; PandaLM-7B, with no unparsed output, 667/999 = 66.8%.
 
 The unit is an item, or an item and system pair when the table names the systems (two pairs
 compared on one prompt are two units). Rows naming the pair in the other order have their
@@ -142,7 +144,7 @@ def judge_accuracy(comparisons: pd.DataFrame, *, invalid: str = "drop", by: Sequ
         One row per group and judge, measure ``accuracy``: the result-table columns
         (``*by, judge, measure, estimate, ci_low, ci_high, n, ..., note``; ``n`` counts items)
         with ``n_units`` (items and pairs scored) and ``n_invalid`` (labelled units whose every
-        output of the judge is unparsed: left out, or counted as wrong) after ``n``.
+        output of the judge is unparsed, left out; with ``"wrong"``, any output, counted as wrong) after ``n``.
 
     Examples
     --------
@@ -165,7 +167,8 @@ def judge_accuracy(comparisons: pd.DataFrame, *, invalid: str = "drop", by: Sequ
     vote, bad = votes(comparisons["winner"], flip), invalid_mask(comparisons)
     hm = ~is_judge
     label, seen = human_labels(len(item_code), unit[hm], rater[hm], vote[hm], bad[hm])
-    u, r, verdict = rater_verdicts(unit[is_judge], rater[is_judge], vote[is_judge], bad[is_judge])
+    u, r, verdict = rater_verdicts(unit[is_judge], rater[is_judge], vote[is_judge], bad[is_judge],
+                                   any_invalid=invalid == "wrong")
     have = sorted(set(names[np.unique(rater[is_judge])]))
     if judges is not None:
         unknown = [j for j in judges if j not in have]

@@ -146,7 +146,8 @@ def invalid_mask(comparisons: pd.DataFrame) -> np.ndarray:
 
 
 def rater_verdicts(unit: np.ndarray, rater: np.ndarray, vote: np.ndarray,
-                   invalid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   invalid: np.ndarray | None = None, *,
+                   any_invalid: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each rater's own verdict on each unit, by swap and sum over its rows.
 
     Parameters
@@ -157,13 +158,16 @@ def rater_verdicts(unit: np.ndarray, rater: np.ndarray, vote: np.ndarray,
         Each row's vote (:func:`votes`).
     invalid
         Rows that are unparsed outputs: they do not vote.
+    any_invalid
+        The verdict is :data:`INVALID` when any row of the rater on the unit is unparsed (LLMBar's
+        count: an item is right in both orders only if both outputs parsed), not only when all are.
 
     Returns
     -------
     tuple of arrays
         ``(unit, rater, verdict)`` for each distinct (unit, rater): the verdict is 0 (a),
         1 (b), 2 (tie: equal votes) or :data:`INVALID` (every row of the rater on the unit
-        is unparsed).
+        is unparsed; with ``any_invalid``, any row).
     """
     unit, rater = np.asarray(unit, dtype=np.int64), np.asarray(rater, dtype=np.int64)
     bad = np.zeros(len(unit), dtype=bool) if invalid is None else np.asarray(invalid, dtype=bool)
@@ -171,7 +175,8 @@ def rater_verdicts(unit: np.ndarray, rater: np.ndarray, vote: np.ndarray,
     key, inv = np.unique(unit * width + rater, return_inverse=True)
     total = np.bincount(inv, weights=np.where(bad, 0, vote), minlength=len(key))
     parsed = np.bincount(inv, weights=(~bad).astype(float), minlength=len(key))
-    verdict = np.where(parsed == 0, INVALID, np.where(total > 0, 0, np.where(total < 0, 1, 2)))
+    unusable = (np.bincount(inv, weights=bad.astype(float), minlength=len(key)) > 0) if any_invalid else parsed == 0
+    verdict = np.where(unusable, INVALID, np.where(total > 0, 0, np.where(total < 0, 1, 2)))
     return key // width, key % width, verdict.astype(np.int64)
 
 

@@ -285,3 +285,22 @@ def test_accuracy_is_re_exported_by_the_public_face():
     from evalcore.pairwise import pairs
 
     assert wr.judge_accuracy is judge_accuracy and pairs.judge_accuracy is judge_accuracy
+
+
+def test_invalid_wrong_equals_llmbar_correct_both_with_unparsed_outputs():
+    """Issue 23: an item with one unparsed order is right in both orders for nobody: LLMBar's evaluate.py
+    counts it wrong in ``correct_both``; --invalid wrong now does too (fixtures in LLMBar's format)."""
+    import json
+
+    from evalcore.data.ingest import load
+    from tests.helpers import ROOT
+
+    files = sorted((ROOT / "tests" / "data" / "presets" / "llmbar_unparsed").glob("**/evaluators/*/*/result.json"))
+    assert files
+    for path in files:
+        hits, items = (int(v) for v in json.loads((path.parent / "statistics.json").read_text())["correct_both"]
+                       .split("=")[0].split("/"))
+        res = judge_accuracy(load([path], preset="llmbar").frame, invalid="wrong", n_boot=0).iloc[0]
+        assert (res["estimate"], res["n"]) == (hits / items, items), path
+        drop = judge_accuracy(load([path], preset="llmbar").frame, invalid="drop", n_boot=0).iloc[0]
+        assert drop["n"] < items  # leaving unparsed items out is another measure
