@@ -96,7 +96,9 @@ def controls(frame, kind: str) -> tuple[Selection, object] | None:
     if not judges:
         st.info("No judge in this dataset scores each output (pairwise: columns score_a and score_b, as LLMBar's "
                 "Rating strategies write them). Subtracting superficial quality needs the judge's score of each "
-                "output, not only its verdict.", icon=":material/info:")
+                "output, not only its verdict."
+                + (" The length-controlled win rate below needs only the verdicts." if _verdicts_only_lc(frame, kind)
+                   else ""), icon=":material/info:")
         return None
     qs = sp.q_options(frame) if kind == COMPARISONS else ps.q_options(frame)
     if not qs:
@@ -222,6 +224,22 @@ def length_controlled_section(sel: Selection, frame) -> None:
     ui.download_csv(lc, file_name="length_controlled.csv", label="Download (CSV)", key="sq_dl_lc")
 
 
+def _verdicts_only_lc(frame, kind: str) -> bool:
+    """Whether the length-controlled win rate applies without judge scores: systems, verdicts and a length."""
+    return (kind == COMPARISONS and {"system_a", "system_b"} <= set(frame.columns) and bool(tables.judge_names(frame))
+            and bool(sp.q_options(frame)))
+
+
+def verdicts_only_section(frame) -> None:
+    """A verdicts-only file (PandaLM): no score to subtract from, but AlpacaEval's length control applies."""
+    c1, c2, c3 = st.columns([3, 3, 2])
+    judge = c1.selectbox("Judge", ui.choice("sq_judge", tables.judge_names(frame)), key="sq_judge")
+    q = c2.selectbox("Length measure Q", ui.choice("sq_q", sp.q_options(frame)), key="sq_q",
+                     format_func=lambda v: Q_LABEL.get(v, v))
+    n_boot = int(c3.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot"))
+    length_controlled_section(Selection(COMPARISONS, judge, q, (), OPENING_ALPHA, n_boot, 0), frame)
+
+
 #: The controls a reload or a shared link restores (the address bar holds them).
 URL_KEYS = {"sq_kind": str, "sq_judge": str, "sq_q": str, "sq_alpha": float}
 
@@ -237,6 +255,8 @@ def main() -> None:
         frame = ui.require_table(kind)
         picked = controls(frame, kind)
         if picked is None:
+            if _verdicts_only_lc(frame, kind):
+                verdicts_only_section(frame)
             return
         sel, slider = picked
         # Over 2 s (a pointwise curve, a large file) the points come first and the bands follow.

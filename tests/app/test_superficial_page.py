@@ -179,3 +179,26 @@ def test_a_slow_curve_shows_its_points_first_then_the_bands(ws, monkeypatch):
     assert 0 in asked and 1000 in asked  # the points at once, the intervals behind them
     assert "Whether any change is clear" not in _reading(at)  # the rerun shows the finished result
     assert not at.dataframe[0].value["change"].str.contains("no interval").any()  # the bands arrived
+
+
+@needs_datasets
+def test_verdicts_only_file_still_gets_the_length_controlled_win_rate(ws):
+    """Issue 23: PandaLM's judges give verdicts, not scores: the page stopped at 'No judge scores each output'
+    although AlpacaEval's length control needs only the verdicts and the texts."""
+    from evalcore.pairwise.superficial import length_controlled
+    from tests.helpers import PANDALM
+
+    frame = load([PANDALM], preset="pandalm").frame
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
+    at.query_params["dataset"] = ws.save_dataset("pandalm", {"comparisons": frame})
+    at.run().switch_page(PAGE)
+    at.session_state["sq_boot"] = 200
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("needs only the verdicts" in i.value for i in at.info)
+    judge, q = at.selectbox(key="sq_judge").value, at.selectbox(key="sq_q").value
+    shown = at.dataframe[0].value
+    lc = length_controlled(frame, judge=judge, alpha=None, q=q, n_boot=200, seed=0)
+    row = lc[lc["measure"] == "lc_win_rate"].iloc[0]
+    got = shown[(shown["system"] == row["system_a"]) & (shown["against"] == row["system_b"])]
+    assert got["length-controlled (AlpacaEval)"].iloc[0].startswith(f"{row['estimate']:.3f}")
