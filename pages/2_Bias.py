@@ -91,6 +91,9 @@ def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str) -> None
                     key="bi_tau")
     st.caption("Negative: the judge rewards low-perplexity (familiar) text more than humans do. Tau is "
                "computed per criterion, the difference on items both rated.")
+    missing = tables.undrawn(view, measure="tau_difference", y=y)
+    if missing:
+        st.caption(missing)
     pbs = ui.PERPLEXITY_BY_SCORE.result(judges=opts.judges, n_boot=min(opts.n_boot, 500), seed=opts.seed)
     ui.figure(plots.perplexity_by_score_figure(pbs, criterion=crit), key="bi_pbs")
     st.caption("Stureborg et al.'s Fig. 2: a judge with familiarity bias gives its top scores to texts with "

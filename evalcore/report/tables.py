@@ -180,6 +180,20 @@ def for_sources(dist: pd.DataFrame, sources: Iterable[str | None]) -> pd.DataFra
 # --------------------------------------------------------------------------- bias
 
 
+def undrawn(records: pd.DataFrame, *, measure: str, y: str) -> str | None:
+    """What an effect plot of ``measure`` leaves out (its rows without a value), as a sentence with the reasons;
+    None when every row has a value. A plot that drops a judge or a group silently reads as if it were not
+    there."""
+    rows = records[(records["measure"] == measure) & records["estimate"].isna()]
+    if rows.empty:
+        return None
+    names = [f"{'humans' if j != j or j is None else j}" + (f" / {v}" if y in rows and v == v else "")
+             for j, v in zip(rows["judge"], rows[y] if y in rows else [None] * len(rows))]
+    reasons = sorted({str(n) for n in rows["note"].fillna("") if str(n)}) if "note" in rows else []
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return (f"Not drawn, no value: {shown}" + (f" ({'; '.join(reasons[:3])})" if reasons else "") + ".")
+
+
 def judge_names(ratings: pd.DataFrame) -> list:
     """The judges of a ratings table, sorted."""
     return sorted(ratings.loc[ratings["rater_kind"] == JUDGE, "rater"].unique())

@@ -196,3 +196,13 @@ def test_agreement_verdict_orders_by_mean_gap_and_claims_no_flag_while_pending()
     many = agreement_verdict(table, by=["language"], judges=["a-judge", "z-judge"], limit=1)
     assert many.sentences[-1] == "Then, by mean gap: a-judge (-0.110, 1 flagged)."
     assert agreement_verdict(table.iloc[:0], by=["language"], judges=["a-judge"]).opening is None
+
+
+def test_undrawn_names_what_an_effect_plot_leaves_out():
+    """Issue 23: the familiarity plot dropped judge/language points without a value, silently."""
+    recs = pd.DataFrame({"judge": ["j1", "j1", "j2"], "language": ["en", "sw", "sw"],
+                         "measure": ["tau_difference"] * 3, "estimate": [0.1, np.nan, np.nan],
+                         "note": ["", "no perplexity for these items", "no perplexity for these items"]})
+    text = tables.undrawn(recs, measure="tau_difference", y="language")
+    assert text == "Not drawn, no value: j1 / sw, j2 / sw (no perplexity for these items)."
+    assert tables.undrawn(recs.iloc[:1], measure="tau_difference", y="language") is None
