@@ -3,9 +3,9 @@
 Each section, and the evalcore function that computes what it shows:
 
 - :func:`controls`: the judges are :func:`evalcore.report.tables.judge_names`.
+- :func:`verdict_section`: first, each judge's reading, :func:`evalcore.report.tables.position_reading`.
 - :func:`orders_section`: :func:`evalcore.pairwise.position.position_report` (``ui.POSITION``), method ``none``,
-  drawn by :func:`evalcore.report.plots.position_figure` and read by
-  :func:`evalcore.report.tables.position_reading`.
+  drawn by :func:`evalcore.report.plots.position_figure`.
 - :func:`calibration_section`: the same report's calibrated methods as a before/after table
   (:func:`evalcore.report.tables.before_after`), and the fitted maps
   (:func:`evalcore.pairwise.position.fit_calibrations`, ``ui.CALIBRATIONS``) drawn by
@@ -61,17 +61,18 @@ def controls(frame) -> Selection | None:
     by = c2.multiselect("Break down by", ui.choices("pb_by", segs, []), key="pb_by")
     methods = ("none",)
     share, saved = 0.2, None
-    if has_probs:
-        m1, m2 = st.columns([3, 2])
-        methods = ("none", *m1.multiselect("Calibrations", ui.choices("pb_methods", METHODS[1:], METHODS[1:]),
-                                           key="pb_methods", format_func=plots.METHOD_NAMES.get))
-        share = m2.slider("Estimation share", 0.05, 1.0, 0.2, 0.05, key="pb_share",
-                          help="The seeded share of each judge's items the calibrations are fitted on; they are "
-                               "then applied to every item (CalibraEval's setting: 20%).")
-        upload = st.file_uploader("Apply a saved calibration instead of fitting (JSON from this page or "
-                                  "`evalcore position --save-calibration`)", type=["json"], key="pb_saved")
-        saved = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else None
-    with st.expander("Options: resamples, seed"):
+    # The options sit in one expander so that the verdict is on the first screen.
+    with st.expander("Options: calibrations, resamples, seed" if has_probs else "Options: resamples, seed"):
+        if has_probs:
+            m1, m2 = st.columns([3, 2])
+            methods = ("none", *m1.multiselect("Calibrations", ui.choices("pb_methods", METHODS[1:], METHODS[1:]),
+                                               key="pb_methods", format_func=plots.METHOD_NAMES.get))
+            share = m2.slider("Estimation share", 0.05, 1.0, 0.2, 0.05, key="pb_share",
+                              help="The seeded share of each judge's items the calibrations are fitted on; they are "
+                                   "then applied to every item (CalibraEval's setting: 20%).")
+            upload = st.file_uploader("Apply a saved calibration instead of fitting (JSON from this page or "
+                                      "`evalcore position --save-calibration`)", type=["json"], key="pb_saved")
+            saved = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else None
         o1, o2 = st.columns(2)
         n_boot = int(o1.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="pb_boot"))
         seed = int(o2.number_input("Seed", 0, 2**31 - 1, 0, key="pb_seed"))
@@ -90,6 +91,12 @@ def measurable(report) -> bool:
     return False
 
 
+def verdict_section(sel: Selection, report) -> None:
+    """The answer first: can each judge be trusted in a single order, with the numbers."""
+    st.info("  \n".join(tables.position_reading(report, judge=j, by=sel.by) for j in sel.judges),
+            icon=":material/gavel:")
+
+
 def orders_section(sel: Selection, report) -> None:
     rows = tables.position_rows(report, by=sel.by)
     ui.figure(plots.position_figure(rows, measures=ORDER_MEASURES), key="pb_orders")
@@ -97,9 +104,7 @@ def orders_section(sel: Selection, report) -> None:
                "verdicts that go to whichever output is shown first (0.5 is no preference; a diamond is flagged), "
                "and its accuracy against gold in each order and in both. Consistency and accuracy need no "
                "calibration; a judge that is right in one order only is guessing by position.")
-    for judge in sel.judges:
-        st.markdown(tables.position_reading(report, judge=judge, by=sel.by))
-    st.caption("Trusted in a single order means: the first-position preference is not flagged and the lower end "
+    st.caption("Trusted in a single order (the sentences at the top) means: the first-position preference is not flagged and the lower end "
                "of the consistency interval is at least 0.9 in every group.")
 
 
@@ -152,6 +157,7 @@ def main() -> None:
         report = ui.POSITION.result(judges=sel.judges, by=sel.by, methods=sel.methods, share=sel.share,
                                     n_boot=sel.n_boot, seed=sel.seed, saved=sel.saved)
         if measurable(report):
+            verdict_section(sel, report)
             orders_section(sel, report)
             calibration_section(sel, frame, report)
         ui.download_csv(report, file_name="position_bias.csv", label="Download every number (CSV)", key="pb_dl")

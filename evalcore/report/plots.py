@@ -236,12 +236,13 @@ def _legend_above(fig: go.Figure, *, plot_height: int, facets: bool = True,
     the margins, it moved up into the title with the number of rows of panels).
     """
     rows = _legend_rows(_legend_names(fig), title=title)
-    head, gap = 44, 30 if facets else 8  # the title's line; the column labels of the panels
+    head, gap = 48, 30 if facets else 8  # the title's line; the column labels of the panels
     top = head + LEGEND_ROW * rows + gap
     fig.update_layout(height=top + plot_height + bottom, margin={"t": top, "b": bottom},
                       title={"yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 14}},
+                      # the legend's title on its left (Streamlit's theme puts it on a row of its own above)
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1 + gap / plot_height, "x": 0,
-                              "title": {"text": title}})
+                              "title": {"text": title, "side": "left"}})
     return fig
 
 
@@ -466,10 +467,9 @@ def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None
         fig.add_annotation(x=x, y=1 - 0.12 * i, xref="x", yref="paper", text=text, showarrow=False,
                            xanchor="left" if right else "right", xshift=5 if right else -5, yanchor="top",
                            font={"color": line["color"]}, bgcolor="rgba(255,255,255,0.75)")
-    fig.update_layout(title="Posterior of the true win rate p", height=360, xaxis={"title": "p", "range": [0, 1]},
-                      yaxis={"title": "density"}, legend={"orientation": "h", "y": -0.25, "x": 0},
-                      margin={"t": 60, "b": 90})
-    return fig
+    fig.update_layout(title="Posterior of the true win rate p", xaxis={"title": "p", "range": [0, 1]},
+                      yaxis={"title": "density"})
+    return _legend_below(fig, plot_height=220, top=60)
 
 
 def forest_figure(frame: pd.DataFrame) -> go.Figure:
