@@ -215,6 +215,7 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
             assert not _exceptions(page)
             assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
             page.screenshot(path=str(SHOTS / "page_Agreement_hanna.png"), full_page=True)
+            assert not page.evaluate(_LAYOUT_CHECK)["figs"]  # issue 23: labels on the wrong rows, overlapping
             # The meta-evaluation tabs, as a reviewer opens them one by one.
             for tab, expect, shot in (("Which judge?", "Judges ranked by", "leaderboard"),
                                       ("System level", "Does the judge rank the systems", "system_level"),
@@ -224,6 +225,8 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
                 assert not _exceptions(page)
                 page.get_by_text(expect).first.wait_for(timeout=60_000)
                 page.screenshot(path=str(SHOTS / f"page_Agreement_hanna_{shot}.png"), full_page=True)
+                # issue 23: the leaderboard's top label was cut off, the rater pairs' title ran into its labels
+                assert not page.evaluate(_LAYOUT_CHECK)["figs"], shot
             page.goto(f"{server.url}/Bias?dataset={hanna_id}", wait_until="domcontentloaded")
             _settle(page, timeout=180_000)
             assert not _exceptions(page)
@@ -446,9 +449,58 @@ _LAYOUT_CHECK = """() => {
     if (!title.trim()) figs.push('untitled figure');
     else if (cartesian && !hm && !(xt && xt.textContent.trim()))
       figs.push('no x-axis title: ' + title.slice(0, 50));
+    for (const p of figureTextProblems(plot)) figs.push(p + ' in: ' + title.slice(0, 50));
   }
   return {over, figs};
 }"""
+
+#: In one plotly figure (issue 23): texts that overlap (title, axis titles, legend, annotations, value labels, a
+#: heatmap cell's lines, against each other and against the tick labels), a label drawn over a marker, text cut
+#: off by the figure's or the plot's edge, and cell text too small to read.
+_FIGURE_TEXT_CHECK = """function figureTextProblems(plot) {
+  const problems = [];
+  const svg = plot.querySelector('.main-svg').getBoundingClientRect();
+  const box = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 ? r : null; };
+  const name = (el) => (el.textContent || '').trim().slice(0, 30);
+  const items = [];  // [kind, label, rect]
+  const add = (kind, el, r) => { r = r || box(el); if (r && name(el)) items.push([kind, name(el), r]); };
+  plot.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text').forEach(el => add('title', el));
+  plot.querySelectorAll('.annotation-text').forEach(el => add('annotation', el));
+  plot.querySelectorAll('.legend').forEach(el => add('legend', el, box(el.querySelector('.bg') || el)));
+  plot.querySelectorAll('.textpoint text').forEach(el => add('value', el));
+  plot.querySelectorAll('.heatmap-label text').forEach(el => {
+    const lines = el.querySelectorAll('tspan.line');
+    if (lines.length) lines.forEach(t => add('cell', t)); else add('cell', el);
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (name(el) && size < 9) problems.push(`cell text ${size}px high ("${name(el)}")`);
+  });
+  const marks = [...plot.querySelectorAll('.scatterlayer path.point')].map(box).filter(Boolean);
+  items.filter(([k]) => k === 'value' || k === 'annotation').forEach(([k, t, r]) => {
+    if (marks.some(m => Math.min(r.right, m.right) - Math.max(r.left, m.left) > 1 &&
+                        Math.min(r.bottom, m.bottom) - Math.max(r.top, m.top) > 1))
+      problems.push(`${k} "${t}" drawn over a marker`); });
+  const ticks = [];
+  plot.querySelectorAll('.xtick text, .ytick text').forEach(el => { const r = box(el); if (r) ticks.push([name(el), r]); });
+  const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 &&
+                         Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+  for (let i = 0; i < items.length; i++) {
+    const [k, t, r] = items[i];
+    if (r.left < svg.left - 1 || r.right > svg.right + 1 || r.top < svg.top - 1 || r.bottom > svg.bottom + 1)
+      problems.push(`${k} "${t}" cut off by the figure's edge`);
+    for (let j = i + 1; j < items.length; j++)
+      if (meet(r, items[j][2]) && !(k === 'legend' && items[j][0] === 'legend'))
+        problems.push(`${k} "${t}" overlaps ${items[j][0]} "${items[j][1]}"`);
+    for (const [tt, tr] of ticks) if (meet(r, tr)) problems.push(`${k} "${t}" overlaps tick label "${tt}"`);
+  }
+  // value labels of a scatter are clipped to its plotting area: one reaching out of it is cut off
+  const areas = [...plot.querySelectorAll('.bglayer .bg')].map(box).filter(Boolean);
+  plot.querySelectorAll('.textpoint text').forEach(el => { const r = box(el);
+    if (r && areas.length && !areas.some(a => r.top >= a.top - 1 && r.bottom <= a.bottom + 1 &&
+                                             r.left >= a.left - 1 && r.right <= a.right + 1))
+      problems.push(`value "${name(el)}" cut off by the plot's edge`); });
+  return [...new Set(problems)];
+}"""
+_LAYOUT_CHECK = _LAYOUT_CHECK.replace("() => {", "() => {\n" + _FIGURE_TEXT_CHECK, 1)
 
 
 def _real_dataset(workspace: Path) -> str:
