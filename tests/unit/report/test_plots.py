@@ -483,3 +483,14 @@ def test_rater_pair_heatmap_readable_at_thirty_annotators():
         label_px = 7 * 0.7 * max(map(len, names)) if angled else 14
         assert fig.layout.margin.t >= 44 + 24 + label_px  # title, axis title, labels
     assert angled and not texts  # 30 columns: angled labels, values in the hover
+
+
+def test_system_means_figure_one_point_per_system_inside_the_axes():
+    means = pd.DataFrame({"system": ["A", "B", "C"], "human": [1.0, 2.0, 3.0], "human_ci_low": [0.8, 1.8, 2.7],
+                          "human_ci_high": [1.2, 2.2, 3.3], "judge_score": [2.0, 2.5, 4.0], "judge_ci_low": [1.9, 2.2, 3.6],
+                          "judge_ci_high": [2.1, 2.8, 4.4], "n": [10, 10, 10]})
+    fig = plots.system_means_figure(means, judge="j")
+    (trace,) = fig.data
+    assert list(trace.text) == ["A", "B", "C"] and list(trace.x) == [1.0, 2.0, 3.0]
+    lo, hi = fig.layout.yaxis.range
+    assert lo < 1.9 and hi > 4.4 + 0.1  # room above the top interval for its label
