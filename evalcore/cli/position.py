@@ -37,10 +37,11 @@ def _frame(frame, args: argparse.Namespace):
                             "(prob_a, prob_a_swap_position, prob_a_swap_id), or --calibrate names none",
                             fix="give a file with the probability columns, and --calibrate pride noa or noa_released")
         pos.save_calibrations(args.save_calibration, fitted)
-    # the loaded calibrations take the place of fitted ones of the same judge and method; the rest are fitted
-    chosen = {(c.judge, c.method): c for c in (*fitted, *loaded)}
+    # The loaded calibrations take the place of fitted ones of the same judge and method; the rest are fitted
+    # by the report itself, which gives the very fits just saved (same seed and share) and says they were
+    # fitted, not loaded.
     return pos.position_report(frame, by=by, judges=args.judge, methods=methods,
-                               estimation_share=args.estimation_share, calibrations=tuple(chosen.values()),
+                               estimation_share=args.estimation_share, calibrations=tuple(loaded),
                                invalid=args.invalid, n_boot=args.boot, seed=args.seed)
 
 

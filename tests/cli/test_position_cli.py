@@ -51,6 +51,14 @@ def test_save_then_apply_calibration(tmp_path, capsys):
     saved = json.loads(cal.read_text())
     assert sorted(c["method"] for c in saved["calibrations"]) == ["noa", "noa_released", "pride"]
     assert {r["method"] for r in fitted} == {"none", "pride", "noa", "noa_released"}
+    # Issue 23: what was just fitted (and saved) is said to be fitted, not "loaded from a saved calibration"
+    calibrated = [r for r in fitted if r["method"] != "none"]
+    assert all("fitted on" in r["note"] and "loaded" not in r["note"] for r in calibrated)
+    from evalcore.data.ingest import load as _load
+    from evalcore.pairwise.position import position_report as _report
+
+    same = _report(_load(fit_file, table="comparisons").frame, n_boot=50)
+    assert (same["estimate"].fillna(-1).to_numpy() == pd.DataFrame(fitted)["estimate"].fillna(-1).to_numpy()).all()
     applied = _records(capsys, ["position", str(new_file), *common, "--apply-calibration", str(cal)])
     assert {r["method"] for r in applied} == {"none", "pride", "noa", "noa_released"}
     assert all("loaded from a saved calibration" in r["note"] for r in applied if r["method"] != "none")
