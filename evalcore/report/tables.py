@@ -580,10 +580,14 @@ def leaderboard_view(board: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard as the page prints it: rank, judge, estimate [interval], difference to the best [interval]."""
     diff = [("" if d != d else f"{d:+.3f} {fmt_interval(lo, hi, signed=True)}") for d, lo, hi in
             zip(board["diff_to_best"], board["diff_ci_low"], board["diff_ci_high"])]
+    # n says what it counts: the inputs resampled (system and input levels with input_id) or the items
+    unit = str(board["n_unit"].iloc[0]) if "n_unit" in board and len(board) else "items"
     out = board[["rank", "judge"]].assign(estimate=_cells(board), minus_best=diff, n=board["n"],
                                           worse=board["worse_than_best"].map({True: "worse than the best",
                                                                               False: ""}))
-    return out.rename(columns={"minus_best": "minus the best (paired)", "worse": "verdict"})
+    if "n_items" in board and unit != "items":
+        out.insert(list(out.columns).index("n") + 1, "items", board["n_items"])
+    return out.rename(columns={"minus_best": "minus the best (paired)", "worse": "verdict", "n": f"n ({unit})"})
 
 
 def meta_view(meta: pd.DataFrame) -> pd.DataFrame:

@@ -206,3 +206,15 @@ def test_undrawn_names_what_an_effect_plot_leaves_out():
     text = tables.undrawn(recs, measure="tau_difference", y="language")
     assert text == "Not drawn, no value: j1 / sw, j2 / sw (no perplexity for these items)."
     assert tables.undrawn(recs.iloc[:1], measure="tau_difference", y="language") is None
+
+
+def test_leaderboard_view_says_what_n_counts():
+    """Issue 23: 'n' read 90 for 1,980 items because it counts the resampled inputs; the table says so."""
+    board = pd.DataFrame({"rank": [1, 2], "judge": ["a", "b"], "estimate": [0.5, 0.4], "ci_low": [0.4, 0.3],
+                          "ci_high": [0.6, 0.5], "n": [90, 90], "n_unit": ["inputs", "inputs"], "n_items": [1980, 1980],
+                          "diff_to_best": [0.0, -0.1], "diff_ci_low": [0.0, -0.2], "diff_ci_high": [0.0, 0.0],
+                          "worse_than_best": [False, False]})
+    view = tables.leaderboard_view(board)
+    assert list(view.columns[4:6]) == ["n (inputs)", "items"] and view["items"].tolist() == [1980, 1980]
+    items = tables.leaderboard_view(board.assign(n_unit="items", n=1980))
+    assert "n (items)" in items.columns and "items" not in items.columns
