@@ -407,12 +407,10 @@ PAGES = {"Agreement": "pages/1_Agreement.py", "Bias": "pages/2_Bias.py", "Win ra
 def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:
     """What the table unlocks (analyses with a page or a command today), and links to those pages."""
     st.markdown("**What this data unlocks**")
-    st.dataframe(tables.unlocked(av, kind), hide_index=True, column_config={
-        "available": st.column_config.CheckboxColumn("available", width="small"),
-        "title": st.column_config.TextColumn("analysis", width="large"),
-        "where": st.column_config.TextColumn("where", width="large"),
-        "missing": st.column_config.TextColumn("what it would need"),
-    })
+    # A static table: its cells wrap, so "what it would need" is read whole (a data grid cut it at the right).
+    shown = tables.unlocked(av, kind)
+    st.table(shown.assign(available=shown["available"].map({True: "✓", False: ""})).rename(
+        columns={"title": "analysis", "missing": "what it would need"}), hide_index=True)
     pages = tables.unlocked_pages(av, kind)
     if not pages:
         st.info(f"No page can use these {TABLE_LABEL[kind]} yet: the table above says what each analysis would "

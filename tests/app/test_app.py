@@ -70,11 +70,11 @@ def test_sample_button_loads_both_tables_in_one_click(ws):
     # The sidebar names the current dataset.
     assert at.sidebar.selectbox(key="sidebar_dataset").value == info.id
     # What it unlocks: only analyses with a page or a command today, each saying where; links to the pages.
-    unlocks = [d.value for d in at.dataframe if "where" in d.value.columns]
+    unlocks = [t.value for t in at.table if "where" in t.value.columns]
     assert len(unlocks) == 2
-    titles = " ".join(t for u in unlocks for t in u["title"])
+    titles = " ".join(t for u in unlocks for t in u["analysis"])
     assert "Position bias" in titles and "CalibraEval" in titles and "Superficial" in titles
-    assert all(u.loc[u["available"], "where"].str.contains("page").all() for u in unlocks)
+    assert all(u.loc[u["available"] == "✓", "where"].str.contains("page").all() for u in unlocks)
     links = {link.value: link.proto.query_string for link in at.page_link}
     assert {"Open Agreement", "Open Bias", "Open Win rates", "Open Superficial quality", "Open Position bias"} <= set(links)
     assert links["Open Bias"] == f"dataset={info.id}"
@@ -227,9 +227,9 @@ def test_llmbar_result_upload_uses_the_preset(ws):
     assert set(judge["rater"]) == {"GPT-4/Vanilla"} and set(frame["subset"]) == {"Natural"}
     assert judge.groupby("swapped").size().to_dict() == {False: 100, True: 100}
     # Verdicts in both orders unlock the Position bias page (and nothing that needs systems or probabilities).
-    unlocks = next(d.value for d in at.dataframe if "where" in d.value.columns).set_index("title")
-    assert unlocks["available"].sum() == 1
-    assert unlocks.filter(like="Position bias", axis=0)["available"].any()
+    unlocks = next(t.value for t in at.table if "where" in t.value.columns).set_index("analysis")
+    assert (unlocks["available"] == "✓").sum() == 1
+    assert (unlocks.filter(like="Position bias", axis=0)["available"] == "✓").any()
     assert [link.value for link in at.page_link if link.value.startswith("Open ")] == ["Open Position bias"]
 
 
