@@ -111,6 +111,8 @@ def controls(frame, kind: str) -> tuple[Selection, object] | None:
     default_by = segs[:1] if kind == COMPARISONS else []
     c1, c2, c3 = st.columns([3, 3, 2])
     judge = c1.selectbox("Judge", ui.choice("sq_judge", judges), key="sq_judge")
+    if kind == RATINGS:  # another judge's scores can be Q, never the judge's own
+        qs = ps.q_options(frame, judge=judge)
     q = c2.selectbox("Superficial quality Q", ui.choice("sq_q", qs), key="sq_q",
                      format_func=lambda v: Q_LABEL.get(v, v.replace("rater:", "scores of ")),
                      help="What is subtracted: a column of superficial scores, the outputs' length, or (pointwise) "

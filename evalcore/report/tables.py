@@ -408,6 +408,12 @@ def superficial_reading(at: pd.DataFrame, *, by: Sequence[str], alpha: float, la
     A change counts as help or cost only when its 95% interval excludes 0.
     """
     if float(alpha) == 0.0:
+        cv = at["alpha_cv"].dropna() if "alpha_cv" in at else pd.Series(dtype=float)
+        if len(cv) and (cv == 0).all():
+            return ("Cross-validation picks alpha = 0" + (" in every group" if len(cv) > 1 else "") + ": subtracting "
+                    "this superficial quality does not bring the judge closer to the humans on held-out items. At "
+                    "alpha = 0 nothing is subtracted (the judge's own verdicts); move the slider to see what "
+                    "subtracting would do.")
         return "At alpha = 0 nothing is subtracted: these are the judge's own verdicts. Move the slider to compare."
     if len(at) and at["change_ci_low"].isna().all():  # points first: no interval yet, so no call either way
         moves = ", ".join(f"{' / '.join(str(r[c]) for c in by) if by else 'all items'} {r['change']:+.3f}"

@@ -202,3 +202,18 @@ def test_verdicts_only_file_still_gets_the_length_controlled_win_rate(ws):
     row = lc[lc["measure"] == "lc_win_rate"].iloc[0]
     got = shown[(shown["system"] == row["system_a"]) & (shown["against"] == row["system_b"])]
     assert got["length-controlled (AlpacaEval)"].iloc[0].startswith(f"{row['estimate']:.3f}")
+
+
+def test_a_judge_is_never_its_own_superficial_quality(ws):
+    """Seen on a file with six judges and no per-item column: Q opened on the judge's own scores."""
+    rng = np.random.default_rng(3)
+    ids = [f"i{k}" for k in range(60)]
+    quality = rng.normal(size=60)
+    rows = [pd.DataFrame({"item_id": ids, "rater": name, "rater_kind": kind, "criterion": "overall",
+                          "score": np.round(quality + rng.normal(scale=0.5, size=60), 1)})
+            for name, kind in (("a-judge", "judge"), ("b-judge", "judge"), ("h1", "human"), ("h2", "human"))]
+    at = _page(ws.save_dataset("two judges", {"ratings": pd.concat(rows, ignore_index=True)}))
+    assert not at.exception, [e.value for e in at.exception]
+    judge = at.selectbox(key="sq_judge").value
+    assert at.selectbox(key="sq_q").value != f"rater:{judge}"
+    assert at.selectbox(key="sq_q").options == ["scores of " + ("b-judge" if judge == "a-judge" else "a-judge")]
