@@ -126,7 +126,9 @@ def agreement_verdict(table: pd.DataFrame, *, by: Sequence[str], judges: Sequenc
         sentences.append(text + ".")
     if len(rows) > limit:
         rest = [f"{j} ({m:+.3f}" + ("" if pending else f", {f} flagged") + ")" for j, m, _, f, _ in rows[limit:]]
-        sentences.append(f"Then, by mean gap: {', '.join(rest)}.")
+        more = len(rest) - 2 * limit  # a long list is not read: the leaderboard tab ranks them all
+        sentences.append(f"Then, by mean gap: {', '.join(rest[:2 * limit])}"
+                         + (f", and {more} more (the judge leaderboard ranks them all)." if more > 0 else "."))
     if pending and rows:
         sentences.append("The 95% intervals and which cells are flagged follow.")
     ranked = tuple(r[0] for r in rows)

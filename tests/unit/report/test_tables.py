@@ -218,3 +218,11 @@ def test_leaderboard_view_says_what_n_counts():
     assert list(view.columns[4:6]) == ["n (inputs)", "items"] and view["items"].tolist() == [1980, 1980]
     items = tables.leaderboard_view(board.assign(n_unit="items", n=1980))
     assert "n (items)" in items.columns and "items" not in items.columns
+
+
+def test_agreement_verdict_keeps_a_long_list_short():
+    from evalcore.report.tables import agreement_verdict
+
+    table = _gap_rows([("en", f"j{k:02d}", -0.01 * k, 100, False) for k in range(20)])
+    v = agreement_verdict(table, by=["language"], judges=[f"j{k:02d}" for k in range(20)])
+    assert len(v.sentences) == 4 and v.sentences[-1].endswith("and 11 more (the judge leaderboard ranks them all).")
