@@ -143,13 +143,7 @@ def accuracy_section(sel: Selection, results: list) -> None:
     a, b = sel.a, sel.b
     st.subheader("How accurate is each judge on this pair?")
     acc = tables.judge_accuracy(results)
-    labels = {"k": "k", "q0_mean": "q0", "q0_low": "q0 low", "q0_high": "q0 high", "q1_mean": "q1",
-              "q1_low": "q1 low", "q1_high": "q1 high", "p_mode": "judge's own p", "p_low": "own p low",
-              "p_high": "own p high"}
-    config = {c: st.column_config.NumberColumn(t, format="%.3f") for c, t in labels.items()}
-    config.update({"n_verdicts": "verdicts", "n0": "labels: A better", "s0": "judge agreed (A)",
-                   "n1": "labels: B better", "s1": "judge agreed (B)", "p_mean": None, "n_valid": None})
-    st.dataframe(acc, hide_index=True, column_config=config, key="wr_judges_table")
+    st.dataframe(tables.judge_accuracy_view(acc, a=a, b=b), hide_index=True, key="wr_judges_table")
     st.caption(f"q0 = P(judge says {a} | {a} is better), q1 = P(judge says {b} | {b} is better): posterior means "
                "with 95% intervals. The label counts are the human labels the method used (for an "
                "out-of-distribution prior, the other pair's). 'judge's own p' is BWRS run on that judge alone.")

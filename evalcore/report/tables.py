@@ -282,6 +282,21 @@ def judge_accuracy(results: Sequence) -> pd.DataFrame:
     return acc
 
 
+def judge_accuracy_view(acc: pd.DataFrame, *, a: str, b: str) -> pd.DataFrame:
+    """:func:`judge_accuracy` as the page prints it, narrow enough for the screen: each accuracy with its
+    interval in one cell, the label counts as "agreed of labels"."""
+    def cell(m, lo, hi):
+        return [f"{fmt_number(v)} {fmt_interval(l, h)}" for v, l, h in zip(acc[m], acc[lo], acc[hi])]
+
+    return pd.DataFrame({
+        "method": acc["method"], "judge": acc["judge"], "k": [fmt_number(v) for v in acc["k"]],
+        "verdicts": acc["n_verdicts"].astype(int),
+        f"agreed when {a} is better": [f"{int(s)} of {int(n)}" for s, n in zip(acc["s0"], acc["n0"])],
+        f"agreed when {b} is better": [f"{int(s)} of {int(n)}" for s, n in zip(acc["s1"], acc["n1"])],
+        "q0": cell("q0_mean", "q0_low", "q0_high"), "q1": cell("q1_mean", "q1_low", "q1_high"),
+        "judge's own p (mode)": cell("p_mode", "p_low", "p_high")})
+
+
 def with_warnings(frame: pd.DataFrame) -> int:
     """How many estimates of :func:`evalcore.pairwise.winrate.results_frame` came with a warning."""
     return int((frame["warnings"] != "").sum())

@@ -39,6 +39,14 @@ def test_opens_on_the_pair_where_calibration_matters_most(ws):
     moved = max(results, key=lambda r: abs(r.p_mode - r.k_observed))
     assert {moved.system_a, moved.system_b} == {"atlas-7b", "ember-34b"}
     assert at.selectbox(key="wr_pair").value == "atlas-7b vs ember-34b"
+    # Issue 23: the judge table fits the page: each accuracy with its interval in one cell (q1 was cut off).
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["method", "judge", "k", "verdicts", "agreed when atlas-7b is better",
+                                   "agreed when ember-34b is better", "q0", "q1", "judge's own p (mode)"]
+    bwrs = next(r for r in results if {r.system_a, r.system_b} == {"atlas-7b", "ember-34b"})
+    row = bwrs.judges_frame().iloc[0]
+    shown = table[(table["method"] == "BWRS") & (table["judge"] == row["judge"])].iloc[0]
+    assert shown["q1"] == f"{row['q1_mean']:.3f} [{row['q1_low']:.3f}, {row['q1_high']:.3f}]"
     # A link (or a reload) naming a pair opens that one instead.
     assert _page(pair="cirrus-70b vs atlas-7b").selectbox(key="wr_pair").value == "cirrus-70b vs atlas-7b"
 
