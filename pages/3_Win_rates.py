@@ -190,8 +190,8 @@ def all_pairs_results(frame) -> None:
     ui.download_csv(frame, file_name="winrates_all_pairs.csv", label="Download all pairs", key="wr_dl_all")
     n_warned = tables.with_warnings(frame)
     if n_warned:
-        st.warning(f"{n_warned} estimate(s) came with a warning; see the 'warnings' column.",
-                   icon=":material/warning:")
+        st.warning(f"{n_warned} estimate(s) came with a warning:\n\n"
+                   + "\n".join(f"- {line}" for line in tables.warning_lines(frame)), icon=":material/warning:")
 
 
 def error_curve_tab(sel: Selection, pair) -> None:

@@ -302,6 +302,19 @@ def with_warnings(frame: pd.DataFrame) -> int:
     return int((frame["warnings"] != "").sum())
 
 
+def warning_lines(frame: pd.DataFrame, *, limit: int = 8) -> list[str]:
+    """The warnings of :func:`evalcore.pairwise.winrate.results_frame`, one line per estimate ("a vs b (method):
+    warning"), at most ``limit`` and a line counting the rest: read in full where the table's last column is
+    cut off by the screen."""
+    from .plots import METHOD_LABEL  # plotly loads only on pages that draw
+
+    rows = frame[frame["warnings"] != ""]
+    lines = [f"{r.system_a} vs {r.system_b} ({METHOD_LABEL.get(r.method, r.method)}): {r.warnings}"
+             for r in rows.head(limit).itertuples()]
+    return lines + ([f"... and {len(rows) - limit} more (the 'warnings' column of the download)"]
+                    if len(rows) > limit else [])
+
+
 def curve_pairs(curve: pd.DataFrame) -> int:
     """Over how many pairs an error curve (:func:`evalcore.pairwise.winrate.error_curve`) was averaged."""
     return int(curve["n_pairs"].max())

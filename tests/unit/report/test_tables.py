@@ -226,3 +226,10 @@ def test_agreement_verdict_keeps_a_long_list_short():
     table = _gap_rows([("en", f"j{k:02d}", -0.01 * k, 100, False) for k in range(20)])
     v = agreement_verdict(table, by=["language"], judges=[f"j{k:02d}" for k in range(20)])
     assert len(v.sentences) == 4 and v.sentences[-1].endswith("and 11 more (the judge leaderboard ranks them all).")
+
+
+def test_warning_lines_read_whole():
+    frame = pd.DataFrame({"system_a": ["a", "c", "e"], "system_b": ["b", "d", "f"], "method": ["bwrs", "ds", "ds"],
+                          "warnings": ["few labels", "", "R-hat 1.2"]})
+    assert tables.warning_lines(frame) == ["a vs b (BWRS): few labels", "e vs f (Dawid-Skene): R-hat 1.2"]
+    assert tables.warning_lines(frame, limit=1)[-1].startswith("... and 1 more")
