@@ -589,9 +589,12 @@ def position_reading(report: pd.DataFrame, *, judge: str, by: Sequence[str]) -> 
         text += (f" It favours the output shown {side}: {f['estimate']:.0%} of its decisive verdicts go to the first "
                  f"position (flagged, q = {f['q_value']:.2g}).")
     trusted = not len(flagged) and worst["ci_low"] >= 0.9
+    others = report[(report["judge"] == judge) & (report["method"] != "none")]
+    calibrated = bool(len(others)) and (others["measure"] != "not_available").any()
     text += (" It can be trusted to compare two outputs in a single order." if trusted else
-             " Do not trust it in a single order: ask it in both orders and count a disagreement as a tie, or "
-             "calibrate it (below).")
+             " Do not trust it in a single order: ask it in both orders and count a disagreement as a tie"
+             + (", or calibrate it (below)." if calibrated else
+                " (calibrating it needs its probabilities of \"A\", which this file does not have)."))
     return text
 
 

@@ -50,6 +50,9 @@ def test_sample_numbers_match_the_library(ws):
     gpt4 = next(r for r in readings if r.startswith("**gpt-4/pairwise**"))
     cons = ref.loc[("gpt-4/pairwise", "none", "position_consistency"), "estimate"]
     assert f"on {cons:.0%} of items" in gpt4
+    # Issue 23: only a judge with probabilities is told to calibrate; the others are told why they cannot be
+    assert gpt4.endswith("or calibrate it (below).")
+    assert all("needs its probabilities" in r for r in readings if not r.startswith("**gpt-4/pairwise**"))
     # the before/after table opens on the judge with probabilities
     assert at.selectbox(key="pb_cal_judge").value == "gpt-4/pairwise"
     table = at.dataframe[0].value.set_index("measure")
