@@ -65,14 +65,18 @@ class Selection:
         return self.by if self.pairwise else ("criterion", *self.by)
 
 
-def header() -> None:
+def header():
+    """The title and, returned, the place the verdict is written once computed: above the how-to-read note and
+    the controls, so that it is on the first screen."""
     ui.page("Superficial quality", icon=":material/format_size:")
     st.title("Superficial quality: does the judge reward outputs that only look good?")
     st.caption("Judges prefer outputs that are long, fluent or confident even when they do not follow the "
                "instruction. Zhou et al. (2024) subtract a superficial-quality score Q from the judge's score P: "
                "P̂ = Norm(P) − α·Norm(Q), with min-max Norm (the paper prints Normalize inverted; min-max keeps a "
                "higher score higher). Move α to see what the correction does, with 95% item-bootstrap intervals.")
+    slot = st.container()
     ui.how_to_read("superficial")
+    return slot
 
 
 def table_kind(info) -> str:
@@ -157,9 +161,9 @@ def at_alpha(sel: Selection, table):
     return tables.superficial_at(table, sel.alpha, by=sel.group, measure=sel.measure, flips=flips)
 
 
-def verdict_section(sel: Selection, at) -> None:
+def verdict_section(sel: Selection, at, slot) -> None:
     """The answer first: what subtracting Q at the slider's α does, with the numbers."""
-    st.info(f"**{sel.judge}, Q = {Q_LABEL.get(sel.q, sel.q.replace('rater:', 'scores of '))}.** "
+    slot.info(f"**{sel.judge}, Q = {Q_LABEL.get(sel.q, sel.q.replace('rater:', 'scores of '))}.** "
             + tables.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label),
             icon=":material/balance:")
 
@@ -247,7 +251,7 @@ URL_KEYS = {"sq_kind": str, "sq_judge": str, "sq_q": str, "sq_alpha": float}
 
 
 def main() -> None:
-    header()
+    slot = header()
     ui.url_state(URL_KEYS)
     info = ui.current_info()
     if info is None or not ({COMPARISONS, RATINGS} & set(info.tables)):
@@ -266,7 +270,7 @@ def main() -> None:
                                                            n_boot=sel.n_boot, seed=sel.seed)
         sel = alpha_slider(sel, slider, table)
         at = at_alpha(sel, table)
-        verdict_section(sel, at)
+        verdict_section(sel, at, slot)
         curve_section(sel, table)
         at_alpha_section(sel, table, at)
         if sel.pairwise:

@@ -39,14 +39,18 @@ class Selection:
     saved: str | None
 
 
-def header() -> None:
+def header():
+    """The title and, returned, the place the verdict is written once computed (above the how-to-read note
+    and the controls: on the first screen)."""
     ui.page("Position bias", icon=":material/swap_horiz:")
     st.title("Position bias: does the verdict depend on which output is shown first?")
     st.caption("A pairwise judge that prefers the first position, or the option labelled \"A\", can give a different "
                "verdict when the same two outputs are swapped. Measured on verdicts in both orders (LLMBar asks every "
                "judge both ways), with 95% item-bootstrap intervals; with the judge's probabilities, calibrated by "
                "PriDe (Zheng et al. 2023) and CalibraEval's NOA (Li et al. 2024). " + ui.FLAG_RULE)
+    slot = st.container()
     ui.how_to_read("position")
+    return slot
 
 
 def controls(frame) -> Selection | None:
@@ -91,9 +95,9 @@ def measurable(report) -> bool:
     return False
 
 
-def verdict_section(sel: Selection, report) -> None:
+def verdict_section(sel: Selection, report, slot) -> None:
     """The answer first: can each judge be trusted in a single order, with the numbers."""
-    st.info("  \n".join(tables.position_reading(report, judge=j, by=sel.by) for j in sel.judges),
+    slot.info("  \n".join(tables.position_reading(report, judge=j, by=sel.by) for j in sel.judges),
             icon=":material/gavel:")
 
 
@@ -144,7 +148,7 @@ URL_KEYS = {"pb_cal_judge": str}
 
 
 def main() -> None:
-    header()
+    slot = header()
     ui.url_state(URL_KEYS)
     frame = ui.require_table(COMPARISONS)
     with ui.guard("Measuring position bias"):
@@ -157,7 +161,7 @@ def main() -> None:
         report = ui.POSITION.result(judges=sel.judges, by=sel.by, methods=sel.methods, share=sel.share,
                                     n_boot=sel.n_boot, seed=sel.seed, saved=sel.saved)
         if measurable(report):
-            verdict_section(sel, report)
+            verdict_section(sel, report, slot)
             orders_section(sel, report)
             calibration_section(sel, frame, report)
         ui.download_csv(report, file_name="position_bias.csv", label="Download every number (CSV)", key="pb_dl")
