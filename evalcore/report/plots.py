@@ -729,30 +729,30 @@ def coverage_figure(counts: pd.DataFrame, *, by: str | None) -> go.Figure:
 def system_means_figure(means: pd.DataFrame, *, judge: str) -> go.Figure:
     """One point per system: its mean human score (x) against the judge's mean score (y), with 95% intervals
     both ways (:func:`evalcore.pointwise.meta.system_means` of one group and judge). A judge that ranks the
-    systems as the humans do puts the points on a rising line; the dashed line is x = y."""
+    systems as the humans do puts the points on a rising line; the dashed line is x = y.
+
+    Systems are told apart by the legend (colour and symbol), not by labels beside the points: systems with
+    close means would print their names over each other."""
     m = means.sort_values("human")
-    fig = go.Figure(go.Scatter(
-        x=m["human"], y=m["judge_score"], mode="markers+text", text=m["system"].astype(str), textposition="top center",
-        textfont={"size": 10}, marker={"size": 10, "color": PALETTE[0]},
-        error_x={"type": "data", "array": (m["human_ci_high"] - m["human"]).clip(lower=0),
-                 "arrayminus": (m["human"] - m["human_ci_low"]).clip(lower=0), "visible": True, "thickness": 1},
-        error_y={"type": "data", "array": (m["judge_ci_high"] - m["judge_score"]).clip(lower=0),
-                 "arrayminus": (m["judge_score"] - m["judge_ci_low"]).clip(lower=0), "visible": True, "thickness": 1},
-        customdata=np.column_stack([m["human_ci_low"], m["human_ci_high"], m["judge_ci_low"], m["judge_ci_high"],
-                                    m["n"]]),
-        hovertemplate="%{text}<br>humans %{x:.3f} [%{customdata[0]:.3f}, %{customdata[1]:.3f}]<br>judge %{y:.3f} "
-                      "[%{customdata[2]:.3f}, %{customdata[3]:.3f}]<br>n = %{customdata[4]} items<extra></extra>"))
+    fig = go.Figure()
+    symbols = ["circle", "square", "diamond", "triangle-up", "x", "star"]
+    for k, r in enumerate(m.itertuples()):
+        fig.add_trace(go.Scatter(
+            x=[r.human], y=[r.judge_score], mode="markers", name=str(r.system),
+            marker={"size": 10, "color": PALETTE[k % len(PALETTE)], "symbol": symbols[(k // len(PALETTE)) % 6]},
+            error_x={"type": "data", "array": [max(r.human_ci_high - r.human, 0)],
+                     "arrayminus": [max(r.human - r.human_ci_low, 0)], "visible": True, "thickness": 1},
+            error_y={"type": "data", "array": [max(r.judge_ci_high - r.judge_score, 0)],
+                     "arrayminus": [max(r.judge_score - r.judge_ci_low, 0)], "visible": True, "thickness": 1},
+            customdata=[[r.human_ci_low, r.human_ci_high, r.judge_ci_low, r.judge_ci_high, r.n]],
+            hovertemplate=f"{r.system}<br>humans %{{x:.3f}} [%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]"
+                          "<br>judge %{y:.3f} [%{customdata[2]:.3f}, %{customdata[3]:.3f}]<br>n = %{customdata[4]} "
+                          "items<extra></extra>"))
     lo = float(np.nanmin(np.r_[m["human"], m["judge_score"]])) if len(m) else 0.0
     hi = float(np.nanmax(np.r_[m["human"], m["judge_score"]])) if len(m) else 1.0
     fig.add_shape(type="line", x0=lo, y0=lo, x1=hi, y1=hi, line={"dash": "dash", "color": "#adb5bd", "width": 1})
-    # Room around the points (and the intervals) so that the names above the top points are not cut off.
-    xs = np.r_[m["human_ci_low"], m["human_ci_high"], m["human"]]
-    ys = np.r_[m["judge_ci_low"], m["judge_ci_high"], m["judge_score"]]
-    pad = lambda v: (np.nanmax(v) - np.nanmin(v)) * 0.08 or 0.1  # noqa: E731 - padding of one axis
-    fig.update_layout(title=f"System means: humans against {judge}", height=480, showlegend=False,
-                      xaxis={"title": "mean human score",
-                             "range": [np.nanmin(xs) - pad(xs), np.nanmax(xs) + pad(xs)] if len(m) else None},
-                      yaxis={"title": f"mean score by {judge}",
-                             "range": [np.nanmin(ys) - pad(ys), np.nanmax(ys) + 2.5 * pad(ys)] if len(m) else None},
+    fig.update_layout(title=f"System means: humans against {judge}", height=480, showlegend=True,
+                      legend={"title": {"text": "system"}, "x": 1.02, "y": 1, "xanchor": "left"},
+                      xaxis={"title": "mean human score"}, yaxis={"title": f"mean score by {judge}"},
                       margin={"t": 60})
     return fig

@@ -168,13 +168,14 @@ def test_meta_evaluation_tabs_on_hanna(ws):
         f"{row['estimate']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
     # Issue 23: the tab draws what it correlates, one point per system (pandas computes the same means).
     judge, crit = at.selectbox(key="meta_judge").value, at.selectbox(key="meta_crit").value
-    (trace,) = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    traces = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
     c = frame[frame["criterion"] == crit]
     per_item = pd.DataFrame({"human": c[c["rater_kind"] == "human"].groupby("item_id")["score"].mean(),
                              "judge": c[c["rater"] == judge].groupby("item_id")["score"].mean()}).dropna()
     per_item["system"] = c.groupby("item_id")["system"].first()
     expected = per_item.groupby("system")[["human", "judge"]].mean()
-    got = pd.DataFrame({"human": _values(trace["x"]), "judge": _values(trace["y"])}, index=trace["text"])
+    got = pd.DataFrame({"human": [_values(t["x"])[0] for t in traces], "judge": [_values(t["y"])[0] for t in traces]},
+                       index=[t["name"] for t in traces])
     pd.testing.assert_frame_equal(got.sort_index(), expected.sort_index(), check_names=False, atol=1e-12)
     at.session_state["ag_tab"] = "Rater pairs"
     at.run()
