@@ -188,7 +188,7 @@ def test_win_rates_without_systems_name_what_to_do_in_the_cli_and_the_app(tmp_pa
     assert main(["winrate", str(f), "--json"]) == 1
     err = capsys.readouterr().err
     assert "Data page" not in err
-    assert "--map COLUMN=system_a --map COLUMN=system_b" in err and "column mapping of the upload" in err
+    assert "--map COLUMN=system_a --map COLUMN=system_b" in err and "evalcore winrate --accuracy" in err
     comps = pd.read_csv(f)
     with pytest.raises(DataError) as exc:
         pairs(comps)
