@@ -86,7 +86,7 @@ def test_unknown_method_is_refused(capsys):
     assert "magic" in capsys.readouterr().err
 
 
-FIXTURES = "tests/data/presets/llmbar_unparsed"
+FIXTURES = "tests/data/llmbar_unparsed"
 
 
 def test_invalid_wrong_reproduces_llmbar_statistics(capsys):

@@ -295,7 +295,7 @@ def test_invalid_wrong_equals_llmbar_correct_both_with_unparsed_outputs():
     from evalcore.data.ingest import load
     from tests.helpers import ROOT
 
-    files = sorted((ROOT / "tests" / "data" / "presets" / "llmbar_unparsed").glob("**/evaluators/*/*/result.json"))
+    files = sorted((ROOT / "tests" / "data" / "llmbar_unparsed").glob("**/evaluators/*/*/result.json"))
     assert files
     for path in files:
         hits, items = (int(v) for v in json.loads((path.parent / "statistics.json").read_text())["correct_both"]

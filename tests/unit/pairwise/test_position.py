@@ -341,7 +341,7 @@ def test_missing_order_and_partial_probabilities_are_noted():
 
 # --- unparsed judge outputs: LLMBar's count (--invalid wrong) ---------------------------------------------------
 
-FIXTURES = ROOT / "tests" / "data" / "presets" / "llmbar_unparsed"
+FIXTURES = ROOT / "tests" / "data" / "llmbar_unparsed"
 LLMBAR_KEYS = {"correct_False": "accuracy_original_order", "correct_True": "accuracy_swapped_order",
                "correct_both": "accuracy_both_orders", "equal": "position_consistency"}
 
