@@ -113,7 +113,9 @@ def main(argv: list[str]) -> int:
     py = ensure(("test", "scale"))  # scale: the engine tests (DuckDB, local Spark) run with the suite
     _ensure_chromium()
     start = time.monotonic()
-    code = subprocess.call([py, "-m", "pytest", *rest], cwd=ROOT)
+    # The suite runs on every core (pytest-xdist) unless told otherwise, and names its 15 slowest tests.
+    spread = [] if any(a == "-n" or a.startswith(("-n=", "--numprocesses")) for a in rest) else ["-n", "auto"]
+    code = subprocess.call([py, "-m", "pytest", *spread, "--durations=15", *rest], cwd=ROOT)
     print(f"dev.py: the tests took {(time.monotonic() - start) / 60:.1f} minutes", flush=True)
     if code == 5:
         print("dev.py: pytest collected no tests; that is a failure, not a pass", file=sys.stderr)

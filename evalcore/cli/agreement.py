@@ -11,7 +11,7 @@ import sys
 
 from .options import add_audit_args, add_engine_arg, engine_table, load_table, records, text_table, wrap, counts_as_integers
 
-#: The flag rule in one sentence, as the text output and the README state it.
+#: The flag rule in one sentence, as the text output and docs/flag-rule.md state it.
 RULE = ("LOW = flagged: the judge agrees with humans less than humans agree with each other (pairwise_agreement_gap, "
         "one-sided bootstrap test), Benjamini-Hochberg q <= {alpha:g} across all {n} tests of this table; "
         "HIGH = significantly more (not a flag)")

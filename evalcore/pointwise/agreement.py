@@ -26,7 +26,7 @@ the tests check both against pandas in eight file layouts. A SQL GROUP BY gives 
 memory, as compressed :class:`Units` whose rows stand for ``item_count`` items each, and this module
 computes the table from them with the same code.
 
-Measures (``measure`` names are a stable contract; see the README)
+Measures (``measure`` names are a stable contract; docs/cli.md lists them)
 -------------------------------------------------------------------
 Among humans (``judge`` is null), over units with at least two human ratings:
 

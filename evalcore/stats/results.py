@@ -7,7 +7,7 @@ Every analysis returns a tidy table, one row per group, judge and measure, with 
     The judge's name, or null on rows that describe the humans (the reference). Displays spell
     the humans :data:`evalcore.columns.HUMANS_LABEL`.
 ``measure``
-    A stable code name (the README lists them).
+    A stable code name (docs/cli.md lists them).
 ``estimate``, ``ci_low``, ``ci_high``
     The estimate and its percentile bootstrap interval at ``level``
     (:func:`evalcore.stats.bootstrap.percentile_interval`); NaN when not defined, with the reason

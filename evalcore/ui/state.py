@@ -331,7 +331,7 @@ def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download 
                        icon=":material/download:", type="tertiary", on_click="ignore")
 
 
-#: The flag rule, as the pages state it (README: "How a result is flagged").
+#: The flag rule, as the pages state it (docs/flag-rule.md).
 FLAG_RULE = ("A result is flagged when its test in the direction that means harm is significant after controlling "
              "the false discovery rate at 5% across every test in this report (Benjamini-Hochberg q ≤ 0.05); an "
              "effect in the other direction is shown, not flagged.")

@@ -1,4 +1,4 @@
-"""The shape of the code, as issue 11 and the README's architecture section promise it.
+"""The shape of the code, as docs/architecture.md promises it.
 
 - no function in ``evalcore/`` is longer than :data:`MAX_LINES` lines of code (docstrings,
   comments and blank lines excepted), except those in :data:`LONG_FUNCTIONS` with a reason;
@@ -20,7 +20,7 @@ from tests.helpers import ROOT
 
 PACKAGE = ROOT / "evalcore"
 MAX_LINES = 80
-#: Functions allowed to be longer, with the reason (also stated in the README's architecture section).
+#: Functions allowed to be longer, with the reason (also stated in docs/architecture.md).
 LONG_FUNCTIONS: dict[str, str] = {}
 
 
@@ -74,7 +74,7 @@ def test_no_function_is_longer_than_80_lines_of_code():
 def test_long_functions_allowlist_is_current():
     present = dict(_functions())
     stale = [k for k in LONG_FUNCTIONS if present.get(k, 0) <= MAX_LINES]
-    assert not stale, f"no longer long (remove them from LONG_FUNCTIONS and the README): {stale}"
+    assert not stale, f"no longer long (remove them from LONG_FUNCTIONS and docs/architecture.md): {stale}"
 
 
 def _imports(path: Path):

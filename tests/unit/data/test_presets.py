@@ -428,7 +428,7 @@ def test_hanna_fleiss_kappa_relevance(hanna_all):
     assert wide.shape == (1056, 3) and wide.notna().all().all()
     table, _ = aggregate_raters(wide.to_numpy().astype(int))
     kappa = fleiss_kappa(table, method="fleiss")
-    assert kappa == pytest.approx(0.058713750778776184, abs=1e-12)  # README: "about 0.06"
+    assert kappa == pytest.approx(0.058713750778776184, abs=1e-12)  # HANNA humans agree poorly on Relevance (Fleiss kappa about 0.06)
 
 
 def test_hanna_bad_cell_names_row_and_column(tmp_path):

@@ -258,7 +258,7 @@ def test_variants_from_rater_splits_judge_names():
 
 
 def test_sample_data_inter_sample_alpha_as_documented():
-    """README: per-criterion judge sampled 5 times, interval alpha ~0.75 on LA/OCQ/TQ, ~0.56 on H, ~0 on PC."""
+    """sample_data/README.md: per-criterion judge sampled 5 times, interval alpha ~0.75 on LA/OCQ/TQ, ~0.56 on H, ~0 on PC."""
     ratings = pd.read_csv(SAMPLE)
     start = time.perf_counter()
     res = self_consistency(ratings, n_boot=1000, seed=0)
