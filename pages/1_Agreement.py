@@ -17,12 +17,12 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`class_distribution_section`: :func:`evalcore.pointwise.distributions.class_distribution`
   (``ui.CLASS_DISTRIBUTION``), drawn by :func:`evalcore.report.plots.class_distribution_figure`.
 - :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter_units` (``ui.unit_filter``).
-- :func:`leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
+- :func:`evalcore.ui.agreement_tabs.leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
   by :func:`evalcore.report.plots.leaderboard_figure`.
-- :func:`meta_tab`: per criterion and the page's grouping, :func:`evalcore.pointwise.meta.system_means`
+- :func:`evalcore.ui.agreement_tabs.meta_tab`: per criterion and the page's grouping, :func:`evalcore.pointwise.meta.system_means`
   (``ui.SYSTEM_MEANS``) drawn by :func:`evalcore.report.plots.system_means_figure`, and
   :func:`evalcore.pointwise.meta.meta_correlations` (``ui.META``) shown by :func:`evalcore.report.tables.meta_view`.
-- :func:`pairs_tab`: :func:`evalcore.pointwise.rater_pairs.rater_pair_matrix` (``ui.RATER_PAIRS``), drawn by
+- :func:`evalcore.ui.agreement_tabs.pairs_tab`: :func:`evalcore.pointwise.rater_pairs.rater_pair_matrix` (``ui.RATER_PAIRS``), drawn by
   :func:`evalcore.report.plots.rater_pair_heatmap`.
 - :func:`measures_guide`: what the measures mean.
 """
@@ -31,6 +31,7 @@ Each section, and the evalcore function that computes what it shows:
 import streamlit as st
 
 from evalcore import ui
+from evalcore.ui import agreement_tabs
 from evalcore.columns import segment_columns
 from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractional_judges
 from evalcore.report import guide, plots, tables
@@ -101,10 +102,7 @@ def agreement_section(table, units, opts: ui.AuditOptions, opening: str | None) 
                 "are low by construction. Read Kendall's tau, Spearman's rho and the interval alpha instead.",
                 icon=":material/info:")
     ui.figure(plots.agreement_figure(table, measure=measure, judge=judge, by=opts.by), key="ag_fig")
-    st.caption("Each cell: the estimate and, below it, its 95% interval; hover for n (also in 'All numbers'). "
-               "▼ marks flagged cells: the judge agrees with "
-               "humans less than humans agree with each other (the pairwise agreement gap), by the rule at the top. "
-               "n counts units: an item rated on several criteria counts once per criterion.")
+    st.caption(guide.CAPTIONS["agreement_heatmap"])
     return judge
 
 
@@ -154,104 +152,13 @@ def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) 
     else:
         st.caption(f"Humans next to {shown_judge} (choose the judge under 'Whose agreement' above).")
     ui.figure(plots.class_distribution_figure(shown, row=facet, filters=filters), key="cd_fig")
-    st.caption("Units with 2+ annotators, split by whether all (full), some (partial) or none of them gave the same "
-               "score. Bars are the share of each score: the humans' own ratings next to each judge's. A judge that "
-               "gives the top score where humans disagree has tall top-score bars under 'partial' and 'none'.")
+    st.caption(guide.CAPTIONS["agreement_classes"])
     ui.download_csv(dist, file_name="class_distribution.csv", label="Download the distributions (CSV)", key="cd_dl")
 
 
 def measures_guide() -> None:
     with st.expander("How to read this"):
         st.markdown(guide.AGREEMENT)
-
-
-def criterion_pick(key: str, units) -> str:
-    crits = sorted(units.scale)
-    return st.selectbox("Criterion", ui.choice(key, crits), key=key)
-
-
-def leaderboard_tab(ratings, units, opts: ui.AuditOptions) -> None:
-    st.subheader("Which judge should I use?")
-    if not opts.judges:
-        st.info("Pick judges under **Judges** above to rank them.", icon=":material/info:")
-        return
-    has_system = "system" in ratings.columns
-    measures = ["kendall_tau", "spearman_rho"] + (["kendall_tau_system", "spearman_rho_system"] if has_system else [])
-    c1, c2 = st.columns(2)
-    measure = c1.selectbox("Ranked by", ui.choice("lb_measure", measures), key="lb_measure",
-                           format_func=lambda m: tables.MEASURE_LABELS.get(m, m))
-    with c2:
-        crit = criterion_pick("lb_crit", units)
-    board = ui.LEADERBOARD.result(by=(), judges=tuple(opts.judges), measures=tuple(measures), n_boot=opts.n_boot,
-                                  seed=opts.seed)
-    shown = board[(board["measure"] == measure) & (board["criterion"] == crit)]
-    label = tables.MEASURE_LABELS.get(measure, measure)
-    ui.figure(plots.leaderboard_figure(shown, label=label), key="lb_fig")
-    st.dataframe(tables.leaderboard_view(shown), hide_index=True)
-    st.caption("Each judge's agreement with the humans (the mean human score), with a 95% interval. 'minus the "
-               "best' is a paired bootstrap: the same resampled items for every judge; a judge is called worse "
-               "than the best only when that interval excludes 0. Judges whose intervals overlap are not "
-               "distinguishable on this data.")
-    ui.download_csv(board, file_name="leaderboard.csv", label="Download the leaderboard (CSV)", key="lb_dl")
-
-
-def meta_tab(ratings, units, opts: ui.AuditOptions) -> None:
-    st.subheader("Does the judge rank the systems as humans do?")
-    if "system" not in ratings.columns:
-        st.info("System-level correlation needs a **system** column (the model that wrote each item's output; "
-                "columns named model, system or generator are recognised), and the input level an **input_id** "
-                "(the prompt or document several systems answered).", icon=":material/info:")
-        return
-    if not opts.judges:
-        st.info("Pick judges under **Judges** above to compare their system rankings with the humans'.",
-                icon=":material/info:")
-        return
-    by = tuple(c for c in opts.by if c != "criterion")  # the criterion is always a group here
-    means = ui.SYSTEM_MEANS.result(by=by, judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
-    c1, c2, *rest = st.columns(2 + len(by))
-    judge = c1.selectbox("Judge", ui.choice("meta_judge", list(opts.judges)), key="meta_judge")
-    with c2:
-        crit = criterion_pick("meta_crit", units)
-    group = {"criterion": crit}
-    for col, extra in zip(rest, by):
-        group[extra] = col.selectbox(extra, ui.choice(f"meta_f_{extra}", tables.levels(means, extra)),
-                                     key=f"meta_f_{extra}")
-    shown = tables.rows_where(means, {"judge": judge, **group})
-    ui.figure(plots.system_means_figure(shown, judge=judge), key="meta_fig")
-    st.caption("One point per system: its mean human score against the judge's mean score on the same items, with "
-               "95% intervals. Points on a rising line mean the judge ranks the systems as the humans do; the "
-               "dashed line is where the two means are equal.")
-    meta = ui.META.result(by=by, judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
-    st.dataframe(tables.meta_view(meta), hide_index=True)
-    st.caption("System level: each system's mean human score against its mean judge score over the same items, "
-               "correlated across systems (as SummEval and G-Eval report), per criterion"
-               + (f" and {', '.join(by)}" if by else "") + ", following **Group by** above. Input level: the "
-               "correlation across the systems' outputs for one input, averaged over inputs. 95% intervals "
-               "resample inputs.")
-    d1, d2 = st.columns(2)
-    with d1:
-        ui.download_csv(meta, file_name="system_level.csv", label="Download the correlations (CSV)", key="meta_dl")
-    with d2:
-        ui.download_csv(means, file_name="system_means.csv", label="Download the system means (CSV)",
-                        key="meta_means_dl")
-
-
-def pairs_tab(units, opts: ui.AuditOptions) -> None:
-    st.subheader("Who agrees with whom?")
-    c1, c2 = st.columns(2)
-    measure = c1.selectbox("Measure", ui.choice("rp_measure", list(tables.PAIR_MEASURES)), key="rp_measure",
-                           format_func=tables.PAIR_MEASURES.get)
-    with c2:
-        crit = criterion_pick("rp_crit", units)
-    pairs = ui.RATER_PAIRS.result(by=(), judges=tuple(opts.judges), n_boot=0, seed=opts.seed)
-    matrix, counts = tables.pair_matrix(pairs, measure=measure, group={"criterion": crit})
-    if matrix.empty:
-        st.info("No two annotators rated the same unit on this criterion.", icon=":material/info:")
-        return
-    ui.figure(plots.rater_pair_heatmap(matrix, counts, label=tables.PAIR_MEASURES[measure]), key="rp_fig")
-    st.caption("Rows: annotators, then judges; columns: annotators. Each cell is computed on the units both rated "
-               "(n). Weighted kappas give partial credit to near misses (linear or quadratic in the score).")
-    ui.download_csv(pairs, file_name="rater_pairs.csv", label="Download every pair (CSV)", key="rp_dl")
 
 
 def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> None:
@@ -281,9 +188,9 @@ def main() -> None:
         lo, hi = unit_filter()
         ui.lazy_tabs("ag_tab", {
             "Agreement by group": lambda: group_tab(units, opts, lo, hi),
-            "Which judge?": lambda: leaderboard_tab(ratings, units, opts),
-            "System level": lambda: meta_tab(ratings, units, opts),
-            "Rater pairs": lambda: pairs_tab(units, opts)})
+            "Which judge?": lambda: agreement_tabs.leaderboard_tab(ratings, units, opts),
+            "System level": lambda: agreement_tabs.meta_tab(ratings, units, opts),
+            "Rater pairs": lambda: agreement_tabs.pairs_tab(units, opts)})
         ui.sync_url(URL_KEYS)
     measures_guide()
     with ui.guard("Computing the intervals"):

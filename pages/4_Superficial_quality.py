@@ -25,7 +25,7 @@ from evalcore import ui
 from evalcore.columns import COMPARISONS, RATINGS
 from evalcore.pairwise import superficial as sp
 from evalcore.pointwise import superficial as ps
-from evalcore.report import plots, tables
+from evalcore.report import guide, plots, tables
 
 ALPHAS = [round(0.05 * i, 2) for i in range(21)]
 #: Where the slider opens when cross-validation gives no α.
@@ -147,9 +147,7 @@ def alpha_slider(sel: Selection, slider, table) -> Selection:
 def curve_section(sel: Selection, table) -> None:
     curve, cv = tables.superficial_curve(table, by=sel.group, measure=sel.measure)
     ui.figure(plots.alpha_curve_figure(curve, label=sel.label, alpha=sel.alpha, cv=cv), key="sq_curve")
-    st.caption("Each line is a group with its 95% band; the dashed line is the slider's α and the star the α "
-               "chosen by 5-fold cross-validation (on training folds of items; held-out results in the table). "
-               "The page opens at the cross-validated α (the median over the groups).")
+    st.caption(guide.CAPTIONS["superficial_curve"])
 
 
 def at_alpha(sel: Selection, table):
@@ -180,8 +178,7 @@ def at_alpha_section(sel: Selection, table, at) -> None:
     held = table[table["measure"].isin(["accuracy_cv", "kendall_tau_cv"])]
     with st.expander("Cross-validated alpha: held-out results"):
         st.dataframe(held, hide_index=True)
-        st.caption("α is chosen on four fifths of the items and scored on the fifth left out, for each fifth in "
-                   "turn. A held-out result close to the raw one means the gain on the curve is not reliable.")
+        st.caption(guide.CAPTIONS["superficial_cv"])
 
 
 def flipped_section(sel: Selection, frame) -> None:
@@ -192,7 +189,7 @@ def flipped_section(sel: Selection, frame) -> None:
     if flipped.empty:
         st.caption("No verdict changed.")
         return
-    st.caption("Right = 1, wrong = 0, a tie = 0.5 (half right). Pick an item below to read its two outputs.")
+    st.caption(guide.CAPTIONS["superficial_flipped"])
     st.dataframe(flipped.drop(columns="flipped"), hide_index=True, column_config={
         "decision_raw": "judge's verdict", "decision": f"verdict at α = {sel.alpha:g}", "correct_raw": "right before",
         "correct": "right now"})
@@ -219,14 +216,7 @@ def length_controlled_section(sel: Selection, frame) -> None:
     lc = ui.LENGTH_CONTROLLED.result(judge=sel.judge, alphas=tuple(ALPHAS), q=sel.q, n_boot=sel.n_boot,
                                      seed=sel.seed)
     st.dataframe(tables.length_controlled_view(lc, sel.alpha), hide_index=True)
-    st.caption("Per system pair, the share of items the first system wins (ties count half), with 95% item-bootstrap "
-               "intervals: the judge's raw win rate; AlpacaEval's length-controlled win rate (their "
-               "length_controlled_minimal GLM, Dubois et al. 2024: an L1-penalised, cross-validated logistic "
-               "regression of the judge's preference on tanh of the standardised difference in Q, predicted at no "
-               "difference), fitted for each pair on its own items, so no other pair changes it; AlpacaEval's "
-               "default GLM also has an instruction-difficulty term, which needs their own data for their own "
-               "instructions and is left out here; the win rate after subtracting Q at the slider's α; and the "
-               "humans' own win rate where they judged the items, the number the others should approach.")
+    st.caption(guide.CAPTIONS["superficial_length_controlled"])
     ui.download_csv(lc, file_name="length_controlled.csv", label="Download (CSV)", key="sq_dl_lc")
 
 

@@ -95,3 +95,47 @@ HOW_TO_READ = {
         "after table says whether a calibration removes the preference without costing accuracy.",
     ),
 }
+
+
+#: The captions under the pages' figures and tables, by page and section (the pages stay thin).
+CAPTIONS = {
+    "agreement_heatmap": (
+        "Each cell: the estimate and, below it, its 95% interval; hover for n (also in 'All numbers'). ▼ "
+        'marks flagged cells: the judge agrees with humans less than humans agree with each other (the '
+        'pairwise agreement gap), by the rule at the top. n counts units: an item rated on several criteria '
+        'counts once per criterion.'),
+    "agreement_classes": (
+        'Units with 2+ annotators, split by whether all (full), some (partial) or none of them gave the same '
+        "score. Bars are the share of each score: the humans' own ratings next to each judge's. A judge that "
+        "gives the top score where humans disagree has tall top-score bars under 'partial' and 'none'."),
+    "agreement_leaderboard": (
+        "Each judge's agreement with the humans (the mean human score), with a 95% interval. 'minus the best'"
+        ' is a paired bootstrap: the same resampled items for every judge; a judge is called worse than the '
+        'best only when that interval excludes 0. Judges whose intervals overlap are not distinguishable on '
+        'this data.'),
+    "agreement_system_means": (
+        "One point per system: its mean human score against the judge's mean score on the same items, with "
+        '95% intervals. Points on a rising line mean the judge ranks the systems as the humans do; the dashed'
+        ' line is where the two means are equal.'),
+    "agreement_rater_pairs": (
+        'Rows: annotators, then judges; columns: annotators. Each cell is computed on the units both rated '
+        '(n). Weighted kappas give partial credit to near misses (linear or quadratic in the score).'),
+    "superficial_curve": (
+        "Each line is a group with its 95% band; the dashed line is the slider's α and the star the α chosen "
+        'by 5-fold cross-validation (on training folds of items; held-out results in the table). The page '
+        'opens at the cross-validated α (the median over the groups).'),
+    "superficial_flipped": (
+        'Right = 1, wrong = 0, a tie = 0.5 (half right). Pick an item below to read its two outputs.'),
+    "superficial_length_controlled": (
+        'Per system pair, the share of items the first system wins (ties count half), with 95% item-bootstrap'
+        " intervals: the judge's raw win rate; AlpacaEval's length-controlled win rate (their "
+        'length_controlled_minimal GLM, Dubois et al. 2024: an L1-penalised, cross-validated logistic '
+        "regression of the judge's preference on tanh of the standardised difference in Q, predicted at no "
+        "difference), fitted for each pair on its own items, so no other pair changes it; AlpacaEval's "
+        'default GLM also has an instruction-difficulty term, which needs their own data for their own '
+        "instructions and is left out here; the win rate after subtracting Q at the slider's α; and the "
+        "humans' own win rate where they judged the items, the number the others should approach."),
+    "superficial_cv": (
+        'α is chosen on four fifths of the items and scored on the fifth left out, for each fifth in turn. A '
+        'held-out result close to the raw one means the gain on the curve is not reliable.'),
+}
