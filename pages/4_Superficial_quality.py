@@ -13,7 +13,7 @@ Each section, and the evalcore function that computes what it shows:
   (:func:`evalcore.report.tables.superficial_reading`), :func:`at_alpha_section` lists them. Over 2 s the
   curve's points come first and its bands follow (``ui.SUPERFICIAL_CURVE.points_first``).
 - :func:`flipped_section`: :func:`evalcore.pairwise.superficial.decisions` at the slider's alpha.
-- :func:`length_controlled_section`: :func:`evalcore.pairwise.superficial.length_controlled`
+- :func:`evalcore.ui.superficial_sections.length_controlled_section`: :func:`evalcore.pairwise.superficial.length_controlled`
   (``ui.LENGTH_CONTROLLED``).
 """
 
@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from evalcore import ui
+from evalcore.ui import superficial_sections
 from evalcore.columns import COMPARISONS, RATINGS
 from evalcore.pairwise import superficial as sp
 from evalcore.pointwise import superficial as ps
@@ -101,8 +102,8 @@ def controls(frame, kind: str) -> tuple[Selection, object] | None:
         st.info("No judge in this dataset scores each output (pairwise: columns score_a and score_b, as LLMBar's "
                 "Rating strategies write them). Subtracting superficial quality needs the judge's score of each "
                 "output, not only its verdict."
-                + (" The length-controlled win rate below needs only the verdicts." if _verdicts_only_lc(frame, kind)
-                   else ""), icon=":material/info:")
+                + (" The length-controlled win rate below needs only the verdicts."
+                   if superficial_sections.verdicts_only(frame, kind) else ""), icon=":material/info:")
         return None
     qs = sp.q_options(frame) if kind == COMPARISONS else ps.q_options(frame)
     if not qs:
@@ -206,36 +207,6 @@ def flipped_section(sel: Selection, frame) -> None:
                 st.text(str(texts[f"text_{side}"]))  # plain text: nothing in it is rendered
 
 
-def length_controlled_section(sel: Selection, frame) -> None:
-    st.subheader("The length-controlled alternative (AlpacaEval)")
-    if not {"system_a", "system_b"} <= set(frame.columns):
-        st.info("The length-controlled win rate compares systems, and this dataset does not name them (columns "
-                "system_a and system_b; LLMBar's outputs have no system). The accuracy above is the comparison "
-                "that applies here.", icon=":material/info:")
-        return
-    lc = ui.LENGTH_CONTROLLED.result(judge=sel.judge, alphas=tuple(ALPHAS), q=sel.q, n_boot=sel.n_boot,
-                                     seed=sel.seed)
-    st.dataframe(tables.length_controlled_view(lc, sel.alpha), hide_index=True)
-    st.caption(guide.CAPTIONS["superficial_length_controlled"])
-    ui.download_csv(lc, file_name="length_controlled.csv", label="Download (CSV)", key="sq_dl_lc")
-
-
-def _verdicts_only_lc(frame, kind: str) -> bool:
-    """Whether the length-controlled win rate applies without judge scores: systems, verdicts and a length."""
-    return (kind == COMPARISONS and {"system_a", "system_b"} <= set(frame.columns) and bool(tables.judge_names(frame))
-            and bool(sp.q_options(frame)))
-
-
-def verdicts_only_section(frame) -> None:
-    """A verdicts-only file (PandaLM): no score to subtract from, but AlpacaEval's length control applies."""
-    c1, c2, c3 = st.columns([3, 3, 2])
-    judge = c1.selectbox("Judge", ui.choice("sq_judge", tables.judge_names(frame)), key="sq_judge")
-    q = c2.selectbox("Length measure Q", ui.choice("sq_q", sp.q_options(frame)), key="sq_q",
-                     format_func=lambda v: Q_LABEL.get(v, v))
-    n_boot = int(c3.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot"))
-    length_controlled_section(Selection(COMPARISONS, judge, q, (), OPENING_ALPHA, n_boot, 0), frame)
-
-
 #: The controls a reload or a shared link restores (the address bar holds them).
 URL_KEYS = {"sq_kind": str, "sq_judge": str, "sq_q": str, "sq_alpha": float}
 
@@ -251,8 +222,8 @@ def main() -> None:
         frame = ui.require_table(kind)
         picked = controls(frame, kind)
         if picked is None:
-            if _verdicts_only_lc(frame, kind):
-                verdicts_only_section(frame)
+            if superficial_sections.verdicts_only(frame, kind):
+                superficial_sections.verdicts_only_section(frame, q_label=Q_LABEL, alphas=ALPHAS, alpha=OPENING_ALPHA)
             return
         sel, slider = picked
         # Over 2 s (a pointwise curve, a large file) the points come first and the bands follow.
@@ -265,7 +236,8 @@ def main() -> None:
         at_alpha_section(sel, table, at)
         if sel.pairwise:
             flipped_section(sel, frame)
-            length_controlled_section(sel, frame)
+            superficial_sections.length_controlled_section(frame, judge=sel.judge, q=sel.q, n_boot=sel.n_boot,
+                                                          seed=sel.seed, alpha=sel.alpha, alphas=ALPHAS)
         ui.sync_url(URL_KEYS)
     with ui.guard("Bootstrapping the curve"):
         ui.finish_pending()
