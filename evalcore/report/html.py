@@ -7,7 +7,9 @@ and the CLI command that reproduces each section's numbers.
 
 Offline: plotly.js is embedded once (:func:`plotly.offline.get_plotlyjs`) and every figure is written with
 ``include_plotlyjs=False``; nothing is loaded from the network (no CDN, no web font). Every string that comes
-from the data (judge names, column values, notes) is escaped with :func:`html.escape`. No statistics here:
+from the data (judge names, column values, notes) is escaped: with :func:`html.escape` in the report's text and
+tables, and with :func:`evalcore.text.plot_text` in the figures (titles, axis and tick labels, legends, hover
+text), where Plotly would otherwise draw a name's ``<a href>`` as a live link. No statistics here:
 every number comes from an evalcore function, through :func:`evalcore.report.card.run_audit`.
 """
 
@@ -24,6 +26,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..text import plot_text
 from .card import SUPERFICIAL_ALPHA, WINRATE_PRIOR, Audit, ReportCard, report_card, run_audit
 
 __all__ = ["Report", "build_report", "render", "write_report"]
@@ -244,11 +247,11 @@ def _agreement_section(audit: Audit, ctx: _Ctx) -> str:
     if (gap["measure"] == "pairwise_agreement_gap").any():
         fig = effect_figure(gap, measure="pairwise_agreement_gap", y="where",
                             title="Agreement gap: judge-human minus human-human agreement (below 0: worse)")
-        parts.append(figure_html(fig, x_title="agreement gap", y_title=" / ".join(group) or "all items"))
+        parts.append(figure_html(fig, x_title="agreement gap", y_title=plot_text(" / ".join(group)) or "all items"))
     judges = sorted(table["judge"].dropna().astype(str).unique())
     for j in [None, *judges[:6]]:
         fig = agreement_figure(table, measure="percent_agreement", judge=j, by=cells)
-        parts.append(figure_html(fig, x_title="percent agreement", y_title=cells[0] if cells else "all items"))
+        parts.append(figure_html(fig, x_title="percent agreement", y_title=plot_text(cells[0]) if cells else "all items"))
     if len(judges) > 6:
         parts.append(f"<p class='muted'>Figures for the first 6 of {len(judges)} judges; the table has all.</p>")
     shown = agreement_table(table, cells)
@@ -297,7 +300,7 @@ def _bias_section(audit: Audit, ctx: _Ctx) -> str:
     tested = [m for m in dict.fromkeys(res.loc[res["test"].notna() & res["estimate"].notna(), "measure"])]
     for m in tested:
         fig = effect_figure(res, measure=m, y="where", title=MEASURE_NAMES.get(m, m))
-        parts.append(figure_html(fig, x_title=m.replace("_", " "), y_title=" / ".join([*by, "criterion"])))
+        parts.append(figure_html(fig, x_title=m.replace("_", " "), y_title=plot_text(" / ".join([*by, "criterion"]))))
     shown = bias_table(rep.results, by)
     flagged = shown[shown["verdict"] == "flagged"]
     parts.append(f"<details><summary>Flagged results ({len(flagged)})</summary>"
@@ -395,7 +398,8 @@ def _judges_section(audit: Audit, ctx: _Ctx) -> str:
                 parts.append(f"<h4>{_esc(where)}: {_esc(label)}</h4><p>{_esc(_board_reading(rows))}</p>")
                 if shown_figures < 6 and measure == "kendall_tau" and rows["estimate"].notna().any():
                     fig = leaderboard_figure(rows, label=label)
-                    fig.update_layout(title=f"{where}: judges ranked by {label} (hollow: worse than the best)")
+                    fig.update_layout(title=f"{plot_text(where)}: judges ranked by {plot_text(label)} (hollow: worse "
+                                            "than the best)")
                     parts.append(figure_html(fig, x_title=label, y_title="judge"))
                     shown_figures += 1
                 shown = leaderboard_table(rows)
@@ -475,7 +479,7 @@ def _superficial_section(audit: Audit, ctx: _Ctx) -> str:
         mine = table[table["judge"] == judge]
         curve, cv = superficial_curve(mine, by=by, measure="accuracy")
         fig = alpha_curve_figure(curve, label="accuracy", alpha=SUPERFICIAL_ALPHA, cv=cv)
-        fig.update_layout(title=f"{judge}: accuracy by alpha")
+        fig.update_layout(title=f"{plot_text(judge)}: accuracy by alpha")
         at = superficial_at(mine, SUPERFICIAL_ALPHA, by=by, measure="accuracy")
         parts.append(f"<h4>{_esc(judge)}</h4>" + figure_html(fig)
                      + f"<p>{_esc(superficial_reading(at, by=by, alpha=SUPERFICIAL_ALPHA, label='accuracy'))}</p>"

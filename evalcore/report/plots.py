@@ -1,4 +1,11 @@
-"""Plotly figure builders: pure functions of evalcore's result tables (no statistics here)."""
+"""Plotly figure builders: pure functions of evalcore's result tables (no statistics here).
+
+Plotly reads a small HTML subset (``<a href>``, ``<b>``, ``<br>``...) in every text it draws, so every name from
+the data (judges, criteria, languages, systems, groups, column names) goes through
+:func:`evalcore.text.plot_text` before it reaches a figure: once per figure, on the frame the figure is built
+from (:func:`_inert`), and on the names a title or hover text is written with. The builders' own markup (the bold
+estimate and the ▼ of a heatmap cell, the ``<br>`` of a hover text) is added after and stays markup.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from ..text import plot_text
 from .tables import HUMANS  # noqa: F401  (the humans' name in what a page shows; re-exported)
 from .tables import fmt_number
 
@@ -48,10 +56,23 @@ def measure_title(measure: str) -> str:
     return AGREEMENT_TITLES.get(measure) or BIAS_TITLES.get(measure) or measure.replace("_", " ")
 
 
+def _inert(frame: pd.DataFrame, columns: Sequence[str | None]) -> pd.DataFrame:
+    """A copy of ``frame`` whose text in ``columns`` (those it has) Plotly shows as written: no link, no bold.
+
+    Missing values stay missing (a builder fills them with its own words). Call it after the rows are selected
+    by their real values and before the figure is built, so that every label of the figure comes from it.
+    """
+    out = frame.copy()
+    for c in dict.fromkeys(c for c in columns if c is not None and c in out.columns):
+        out[c] = out[c].map(plot_text, na_action="ignore")
+    return out
+
+
 def _facet_labels(fig: go.Figure) -> go.Figure:
     """Facet labels as values ('ko', not 'language=ko'); row labels horizontal, right of the panels, with
     room kept for them (rotated at the figure's edge they were clipped)."""
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    # "column=value": the value is everything after the first "=" (a value may hold one: "=SUM(1)")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     rows = [a for a in fig.layout.annotations if a.textangle == 90]
     for a in rows:
         a.update(textangle=0, xanchor="left", x=1.005)
@@ -68,7 +89,7 @@ def _score_axis(fig: go.Figure, scores) -> go.Figure:
 
 def _hover(sub: pd.DataFrame) -> pd.Series:
     ci = [f"[{fmt_number(lo)}, {fmt_number(hi)}]" if np.isfinite(lo) else "no interval" for lo, hi in zip(sub["ci_low"], sub["ci_high"])]
-    note = sub["note"].fillna("").map(lambda s: f"<br>{s}" if s else "")
+    note = sub["note"].fillna("").map(lambda s: f"<br>{plot_text(s)}" if s else "")
     return ("estimate " + sub["estimate"].map(fmt_number) + "<br>95% CI " + pd.Series(ci, index=sub.index)
             + "<br>n = " + sub["n"].astype(str) + " items, " + sub["n_units"].astype(str) + " units, "
             + sub["n_ratings"].astype(str) + " ratings" + note)
@@ -97,13 +118,15 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
             flags = sub[by].astype(str).apply(tuple, axis=1).isin(flagged)
         else:
             flags[:] = bool(gap["flagged"].any())
+    sub = _inert(sub, by)
     sub["hover"] = _hover(sub)
     estimate = sub["estimate"].map(lambda v: "n/a" if not np.isfinite(v) else f"{v:.2f}") + np.where(flags, " ▼", "")
     interval = pd.Series([_interval_text(lo, hi) for lo, hi in zip(sub["ci_low"], sub["ci_high"])], index=sub.index)
-    who = "humans among themselves" if judge is None else f"{judge} vs humans"
+    who = "humans among themselves" if judge is None else f"{plot_text(judge)} vs humans"
     title = f"{measure_title(measure)}: {who}"
     if len(by) >= 2:
         r, c = by[0], by[1]
+        r_name, c_name = plot_text(r), plot_text(c)
         # Two lines at one explicit size: the estimate (bold, with its ▼) and the interval under it, so that a
         # screenshot keeps the interval (n is in the hover and the table). Left to plotly's automatic size, the
         # text was sized on the characters of its markup and the two lines printed over each other.
@@ -122,7 +145,7 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
             z=z.to_numpy(dtype=float), x=[str(x) for x in z.columns], y=[str(y) for y in z.index],
             text=text.fillna("").to_numpy(), texttemplate="%{text}", textfont={"size": size},
             customdata=hov.fillna("").to_numpy(),
-            hovertemplate=f"{r}=%{{y}}<br>{c}=%{{x}}<br>%{{customdata}}<extra></extra>",
+            hovertemplate=f"{r_name}=%{{y}}<br>{c_name}=%{{x}}<br>%{{customdata}}<extra></extra>",
             colorscale=scale, zmin=zmin, zmax=zmax,
             colorbar={"title": "share" if measure in RATES else "value",
                       "tickformat": ".0%" if measure in RATES else ".1f"},
@@ -130,8 +153,8 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
         # a row holds its lines of text with room above and below
         row = max(36, round(lines * 1.3 * size + 18))
         fig.update_layout(title=title, height=row * len(z.index) + 130, margin={"t": 110, "b": 20},
-                          yaxis={"autorange": "reversed", "title": r, "type": "category"},
-                          xaxis={"title": c, "side": "top", "type": "category"})
+                          yaxis={"autorange": "reversed", "title": r_name, "type": "category"},
+                          xaxis={"title": c_name, "side": "top", "type": "category"})
         return fig
     x = sub[by[0]].astype(str) if by else pd.Series(["all"], index=sub.index)
     err_hi = (sub["ci_high"] - sub["estimate"]).clip(lower=0)
@@ -148,7 +171,7 @@ def agreement_figure(table: pd.DataFrame, *, measure: str, judge: str | None, by
     n = len(x)
     fig.update_layout(title=title, height=max(260, 44 * n + 150), margin={"t": 60},
                       xaxis={"title": measure_title(measure), "range": [zmin, zmax]},
-                      yaxis={"title": by[0] if by else "", "type": "category", "categoryorder": "array",
+                      yaxis={"title": plot_text(by[0]) if by else "", "type": "category", "categoryorder": "array",
                              "categoryarray": list(dict.fromkeys(x)), "range": [n - 0.5, -0.5]})
     return fig
 
@@ -258,6 +281,7 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
     sub = sub[sub["n_units"].fillna(0) > 0].copy()
     if sub.empty:
         return go.Figure().update_layout(title="No units with two or more human ratings here", height=200)
+    sub = _inert(sub, ["source", row])
     sub["score"] = sub["score"].map(lambda v: f"{v:g}")
     sub["agreement_class"] = sub["agreement_class"].astype(str).map(CLASS_LABELS)
     sub["hover"] = sub["count"].astype(str) + " of " + sub.groupby(
@@ -291,7 +315,8 @@ def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = 
     """Share of each score, humans next to each judge, for one criterion (optionally one row per group)."""
     sub = freq[freq["criterion"].astype(str) == str(criterion)].copy()
     if sub.empty:
-        return go.Figure().update_layout(title=f"No scores for {criterion}", height=200)
+        return go.Figure().update_layout(title=f"No scores for {plot_text(criterion)}", height=200)
+    sub = _inert(sub, ["source", row])
     sub["score"] = sub["score"].map(lambda v: f"{v:g}")
     order = ["humans", *sorted(set(sub["source"]) - {"humans"})]
     n_rows = sub[row].nunique() if row else 1
@@ -302,7 +327,7 @@ def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = 
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
     _facet_labels(fig)
     _score_axis(fig, sub["score"])
-    fig.update_layout(title=f"Scores given on {criterion}")
+    fig.update_layout(title=f"Scores given on {plot_text(criterion)}")
     return _legend_above(fig, plot_height=max(180, 150 * n_rows), facets=False)
 
 
@@ -345,6 +370,7 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
         return go.Figure().update_layout(title=f"No {measure} to show", height=200)
     sub["judge"] = sub["judge"].fillna("humans")
     sub[y] = sub[y].fillna("all").astype(str)
+    sub = _inert(sub, ["judge", y])
     fig = go.Figure()
     colors = _source_colors(sorted(sub["judge"].unique()))
     any_flag = any_opp = False
@@ -377,14 +403,14 @@ def effect_figure(records: pd.DataFrame, *, measure: str, y: str, zero: bool = T
         fig.add_vline(x=0, line={"color": "#555", "dash": "dot"})
     n = sub[y].nunique()
     fig.update_layout(title=title or measure_title(measure),
-                      yaxis={"autorange": "reversed", "title": y, "type": "category"},
+                      yaxis={"autorange": "reversed", "title": plot_text(y), "type": "category"},
                       xaxis={"title": measure_title(measure)})
     return _legend_below(fig, plot_height=max(110, 38 * n), top=70)
 
 
 def perplexity_by_score_figure(table: pd.DataFrame, *, criterion: str) -> go.Figure:
     """Mean perplexity of the texts given each score, humans next to each judge (Stureborg et al. Fig. 2)."""
-    sub = table[table["criterion"].astype(str) == str(criterion)]
+    sub = _inert(table[table["criterion"].astype(str) == str(criterion)], ["source"])
     fig = go.Figure()
     colors = _source_colors(sorted(sub["source"].unique()))
     for source, g in sub.groupby("source", sort=True):
@@ -394,7 +420,7 @@ def perplexity_by_score_figure(table: pd.DataFrame, *, criterion: str) -> go.Fig
                      "arrayminus": (g["mean_perplexity"] - g["ci_low"]).clip(lower=0), "visible": True},
             customdata=g[["n"]], hovertemplate="score %{x}: mean perplexity %{y:.2f} (n=%{customdata[0]})<extra></extra>",
         ))
-    fig.update_layout(title=f"Mean perplexity by score, {criterion}", xaxis={"title": "score", "dtick": 1},
+    fig.update_layout(title=f"Mean perplexity by score, {plot_text(criterion)}", xaxis={"title": "score", "dtick": 1},
                       yaxis={"title": "mean perplexity"}, height=360,
                       legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
     return fig
@@ -404,9 +430,10 @@ def correlation_heatmaps(corr: pd.DataFrame, *, sources: Sequence[str]) -> go.Fi
     """Correlation between criteria, one heatmap per source, side by side."""
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=1, cols=len(sources), subplot_titles=list(sources), horizontal_spacing=0.08)
+    fig = make_subplots(rows=1, cols=len(sources), subplot_titles=[plot_text(s) for s in sources],
+                        horizontal_spacing=0.08)
     for i, source in enumerate(sources, start=1):
-        sub = corr[corr["source"] == source]
+        sub = _inert(corr[corr["source"] == source], ["criterion_a", "criterion_b"])
         m = sub.pivot_table(index="criterion_a", columns="criterion_b", values="r", aggfunc="first", dropna=False)
         fig.add_trace(go.Heatmap(z=m.to_numpy(dtype=float), x=list(map(str, m.columns)), y=list(map(str, m.index)),
                                  zmin=-1, zmax=1, colorscale="RdBu", showscale=i == len(sources),
@@ -420,7 +447,7 @@ def correlation_heatmaps(corr: pd.DataFrame, *, sources: Sequence[str]) -> go.Fi
 
 def conditional_figure(table: pd.DataFrame) -> go.Figure:
     """Distribution of a target criterion when another is above vs at or below a threshold (Stureborg Fig. 4)."""
-    sub = table.copy()
+    sub = _inert(table, ["source"])
     sub["score"] = sub["score"].map(lambda v: f"{v:g}")
     sub["condition"] = sub["condition"].map({"above": "given above threshold", "at_or_below": "given at or below"})
     fig = px.bar(sub, x="score", y="share", color="condition", barmode="group", facet_col="source",
@@ -478,6 +505,7 @@ def forest_figure(frame: pd.DataFrame) -> go.Figure:
     ``frame`` has one row per pair and method: ``pair, method, p_mode, ci_low, ci_high,
     k_observed, p_human``.
     """
+    frame = _inert(frame, ["pair"])
     fig = go.Figure()
     order = list(dict.fromkeys(frame["pair"]))
     methods = list(dict.fromkeys(frame["method"]))
@@ -543,10 +571,11 @@ def alpha_curve_figure(curve: pd.DataFrame, *, label: str, alpha: float, cv: dic
     """
     fig = go.Figure()
     cv = cv or {}
+    label = plot_text(label)
     for i, key in enumerate(dict.fromkeys(curve["group"])):
         g = curve[curve["group"] == key].sort_values("alpha")
         color = PALETTE[i % len(PALETTE)]
-        name = str(key) or label
+        name = plot_text(key) or label  # cv is keyed by the group's real label
         fig.add_trace(go.Scatter(x=np.concatenate([g["alpha"], g["alpha"][::-1]]),
                                  y=np.concatenate([g["ci_high"], g["ci_low"][::-1]]), fill="toself",
                                  fillcolor=color, opacity=0.18, line={"width": 0}, hoverinfo="skip",
@@ -595,6 +624,7 @@ def position_figure(rows: pd.DataFrame, *, measures: Sequence[str]) -> go.Figure
     ``rows`` has ``label`` (a judge, with its group), ``measure, estimate, ci_low, ci_high, n, flagged``.
     A flagged estimate is drawn as a filled diamond.
     """
+    rows = _inert(rows, ["label"])
     fig = go.Figure()
     labels = list(dict.fromkeys(rows["label"]))
     ypos = {lab: i for i, lab in enumerate(labels)}
@@ -654,7 +684,8 @@ def leaderboard_figure(board: pd.DataFrame, *, label: str) -> go.Figure:
 
     ``board``: rows of :func:`evalcore.pointwise.leaderboard.judge_leaderboard` for one group and measure.
     """
-    b = board.sort_values("rank", na_position="last")
+    b = _inert(board.sort_values("rank", na_position="last"), ["judge"])
+    label = plot_text(label)
     worse = b["worse_than_best"].fillna(False).astype(bool).to_numpy()
     fig = go.Figure(go.Scatter(
         x=b["estimate"], y=b["judge"], mode="markers",
@@ -688,6 +719,7 @@ def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str
     the title.
     """
     n_cols = max(len(matrix.columns), 1)
+    label = plot_text(label)
     values, ns = matrix.to_numpy(dtype=float), counts.reindex_like(matrix).fillna(0).to_numpy()
     size, lines = _cell_font_size(n_cols, max(5, len(f"n={int(ns.max()) if ns.size else 0}"))), 2
     if size is None:
@@ -696,7 +728,7 @@ def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str
         lines = 0
     text = [[("" if v != v or not lines else f"{v:.2f}" + (f"<br>n={int(n)}" if lines == 2 else ""))
              for v, n in zip(vr, nr)] for vr, nr in zip(values, ns)]
-    fig = go.Figure(go.Heatmap(z=values, x=[str(c) for c in matrix.columns], y=[str(i) for i in matrix.index],
+    fig = go.Figure(go.Heatmap(z=values, x=[plot_text(c) for c in matrix.columns], y=[plot_text(i) for i in matrix.index],
                                text=text, texttemplate="%{text}", textfont={"size": size or 12}, customdata=ns,
                                colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar={"title": label},
                                hovertemplate="%{y} vs %{x}: %{z:.3f}<br>n = %{customdata} units<extra></extra>"))
@@ -717,11 +749,12 @@ def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str
 def coverage_figure(counts: pd.DataFrame, *, by: str | None) -> go.Figure:
     """Judgments per group, humans next to judges (:func:`evalcore.report.tables.coverage`): where the data is."""
     x = by or "rater_kind"
+    counts = _inert(counts, [x, "rater_kind"])
     fig = px.bar(counts, x=x, y="judgments", color="rater_kind" if "rater_kind" in counts else None,
                  barmode="group", color_discrete_map={"human": "#888888", "judge": PALETTE[1]},
-                 labels={"judgments": "judgments", "rater_kind": "rater", x: x})
+                 labels={"judgments": "judgments", "rater_kind": "rater", x: plot_text(x)})
     fig.update_xaxes(type="category")
-    fig.update_layout(title=f"Judgments per {x}" if by else "Judgments", height=260, margin={"t": 50, "b": 40},
+    fig.update_layout(title=f"Judgments per {plot_text(x)}" if by else "Judgments", height=260, margin={"t": 50, "b": 40},
                       legend={"title": {"text": ""}})
     return fig
 
@@ -733,7 +766,8 @@ def system_means_figure(means: pd.DataFrame, *, judge: str) -> go.Figure:
 
     Systems are told apart by the legend (colour and symbol), not by labels beside the points: systems with
     close means would print their names over each other."""
-    m = means.sort_values("human")
+    m = _inert(means.sort_values("human"), ["system"])
+    judge = plot_text(judge)
     fig = go.Figure()
     symbols = ["circle", "square", "diamond", "triangle-up", "x", "star"]
     for k, r in enumerate(m.itertuples()):

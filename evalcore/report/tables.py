@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..columns import JUDGE
+from ..text import md
 
 #: The name the humans' rows go by in what a page shows (their ``judge`` is missing in the results).
 HUMANS = "(humans)"
@@ -86,7 +87,8 @@ def _cell_name(row: pd.Series, by: Sequence[str]) -> str:
 
 
 def agreement_verdict(table: pd.DataFrame, *, by: Sequence[str], judges: Sequence[str],
-                      pending: bool = False, limit: int = 3) -> AgreementVerdict:
+                      pending: bool = False, limit: int = 3,
+                      escape: Callable[[object], str] = str) -> AgreementVerdict:
     """The page's first answer, from the ``pairwise_agreement_gap`` rows of an agreement table.
 
     The gap is a judge's agreement with each human minus the humans' agreement with each other on the same
@@ -97,6 +99,11 @@ def agreement_verdict(table: pd.DataFrame, *, by: Sequence[str], judges: Sequenc
     cell's 95% interval and, once the tests have run, how many cells are flagged; past ``limit`` judges, one
     sentence names the rest in order. Whether two judges differ is the leaderboard's question (a paired
     bootstrap), not this order's.
+
+    The sentences are Markdown (each judge's name in bold); ``escape`` writes every name from the data into
+    them: :func:`evalcore.text.md` where they are shown as Markdown (the app), so that a judge named
+    ``[Log in](http://...)`` is not a link; the default leaves them as they are (the CLI prints plain text).
+    ``ranked`` and ``opening`` keep the real names.
     """
     gap = table[(table["measure"] == "pairwise_agreement_gap") & table["judge"].isin(list(judges))]
     rows = []
@@ -113,19 +120,20 @@ def agreement_verdict(table: pd.DataFrame, *, by: Sequence[str], judges: Sequenc
         side = "below" if mean < 0 else "above"
         interval = "" if pending else " " + fmt_interval(worst["ci_low"], worst["ci_high"], signed=True)
         if n_cells > 1:
-            text = (f"**{judge}**: its agreement with each human is on average {abs(mean):.3f} {side} the humans' "
-                    f"agreement with each other (pairwise agreement gap, mean over {n_cells} cells); lowest in "
-                    f"{_cell_name(worst, by)}: {worst['estimate']:+.3f}{interval}")
+            text = (f"**{escape(judge)}**: its agreement with each human is on average {abs(mean):.3f} {side} the "
+                    f"humans' agreement with each other (pairwise agreement gap, mean over {n_cells} cells); lowest "
+                    f"in {escape(_cell_name(worst, by))}: {worst['estimate']:+.3f}{interval}")
             if not pending:
                 text += f"; flagged in {flagged} of {n_cells} cells" if flagged else "; flagged in none"
         else:
-            text = (f"**{judge}**: its agreement with each human is {abs(mean):.3f} {side} the humans' agreement "
-                    f"with each other (pairwise agreement gap {mean:+.3f}{interval})")
+            text = (f"**{escape(judge)}**: its agreement with each human is {abs(mean):.3f} {side} the humans' "
+                    f"agreement with each other (pairwise agreement gap {mean:+.3f}{interval})")
             if not pending:
                 text += "; flagged" if flagged else "; not flagged"
         sentences.append(text + ".")
     if len(rows) > limit:
-        rest = [f"{j} ({m:+.3f}" + ("" if pending else f", {f} flagged") + ")" for j, m, _, f, _ in rows[limit:]]
+        rest = [f"{escape(j)} ({m:+.3f}" + ("" if pending else f", {f} flagged") + ")"
+                for j, m, _, f, _ in rows[limit:]]
         more = len(rest) - 2 * limit  # a long list is not read: the leaderboard tab ranks them all
         sentences.append(f"Then, by mean gap: {', '.join(rest[:2 * limit])}"
                          + (f", and {more} more (the judge leaderboard ranks them all)." if more > 0 else "."))
@@ -566,22 +574,26 @@ def before_after(report: pd.DataFrame, *, judge: str, by: Sequence[str]) -> pd.D
     return wide.assign(measure=wide["measure"].map(lambda m: POSITION_LABELS.get(m, m)))
 
 
-def position_reading(report: pd.DataFrame, *, judge: str, by: Sequence[str]) -> str:
+def position_reading(report: pd.DataFrame, *, judge: str, by: Sequence[str],
+                     escape: Callable[[object], str] = md) -> str:
     """Whether a judge can be trusted to compare two outputs in a single order, in plain language.
 
     The rule, stated on the page: trusted when its first-position preference is not flagged and the
     lower end of its position consistency's 95% interval is at least 0.9 (the order changes at most
     one verdict in ten), in every group.
+
+    The sentence is Markdown (the judge's name in bold) for the page; ``escape`` writes the names from the
+    data into it (default :func:`evalcore.text.md`: shown as written, never as a link or an image).
     """
     rows = report[(report["judge"] == judge) & (report["method"] == "none")]
     cons = rows[rows["measure"] == "position_consistency"]
     pref = rows[rows["measure"] == "first_position_preference"]
     if cons.empty or cons["estimate"].isna().all():
-        return f"**{judge}**: no item has its verdicts in both orders, so its position bias cannot be measured."
+        return f"**{escape(judge)}**: no item has its verdicts in both orders, so its position bias cannot be measured."
     worst = cons.loc[cons["ci_low"].fillna(cons["estimate"]).idxmin()]
-    where = (" (" + " / ".join(str(worst[c]) for c in by) + ")") if by else ""
+    where = (" (" + escape(" / ".join(str(worst[c]) for c in by)) + ")") if by else ""
     flagged = pref[pref["flagged"].fillna(False).astype(bool)]
-    text = (f"**{judge}** gives the same verdict in both orders on {worst['estimate']:.0%} of items{where} "
+    text = (f"**{escape(judge)}** gives the same verdict in both orders on {worst['estimate']:.0%} of items{where} "
             f"(95% CI {worst['ci_low']:.0%} to {worst['ci_high']:.0%}).")
     if len(flagged):
         f = flagged.iloc[0]
