@@ -66,9 +66,20 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
             for k in [k for k, v in full.items() if v == dst or k == src]:
                 full.pop(k)
         full.update({k: v for k, v in mapping.items() if v})
-    base = raw.copy()
-    base[schema.ROW] = io.row_numbers(raw)
     notes: tuple[str, ...] = tuple(raw.attrs.get("notes", ()))
+    if wide is None and auto:  # before the extra columns are left out: a wide file's raters are not extras
+        wide = schema.suggest_wide(raw, full)
+    rater_cols = set(wide.human_columns) | set(wide.judge_columns) if wide is not None else set()
+    keep, extra_note = schema.keep_extra_columns(raw.columns, used=set(full) | rater_cols, file=file)
+    rows = io.row_numbers(raw)
+    if len(keep) < raw.shape[1]:  # thousands of columns: leave the extra ones out before any copy
+        kept = set(keep)
+        raw = raw.iloc[:, [i for i, c in enumerate(map(str, raw.columns)) if c in kept]]
+        if wide is not None:
+            wide = replace(wide, id_columns=tuple(c for c in wide.id_columns if c in kept))
+        notes += tuple(extra_note)
+    base = raw.copy()
+    base[schema.ROW] = rows
     if not auto:
         # The mapping is the whole truth: a column named like a canonical one that the
         # user left unmapped (e.g. set 'score' to "none") must not act as that column.
@@ -81,8 +92,6 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
             if wide is not None:
                 wide = replace(wide, id_columns=tuple(c for c in wide.id_columns if c not in stray))
             notes += (f"{file}: column(s) {', '.join(repr(c) for c in stray)} were not mapped and were left out.",)
-    if wide is None and auto:
-        wide = schema.suggest_wide(raw, full)
     if wide is not None:
         long = schema.wide_to_long(base, wide, mapping=full, file=file)
         if table is None:

@@ -386,6 +386,39 @@ def wide_to_long(
 # --------------------------------------------------------------------------- validation
 
 
+#: Most columns besides evalcore's own that a table keeps (as segments, for grouping): a file of thousands of
+#: columns (a transposed table, a feature dump) would otherwise slow every check, every page and every copy.
+MAX_EXTRA_COLUMNS = 200
+
+
+def keep_extra_columns(columns: Sequence[object], *, used: Iterable[str] = (), file: str = "the file",
+                       limit: int | None = None) -> tuple[list[str], list[str]]:
+    """The columns to keep, and the note saying which extra columns were left out.
+
+    Extra columns are those that are neither canonical (of either table) nor ``used`` (mapped, or a wide
+    file's rater columns). The first ``limit`` of them (default :data:`MAX_EXTRA_COLUMNS`), in file order,
+    are kept as segments; the others are left out and a note says so.
+
+    >>> keep_extra_columns(["item_id", "a", "b", "c"], limit=2, file="f.csv")[0]
+    ['item_id', 'a', 'b']
+    """
+    limit = MAX_EXTRA_COLUMNS if limit is None else limit
+    cols = [str(c) for c in columns]
+    known = set(column_names(RATINGS)) | set(column_names(COMPARISONS)) | set(map(str, used)) | {ROW}
+    extra = [c for c in cols if c not in known]
+    if len(extra) <= limit:
+        return cols, []
+    dropped = set(extra[limit:])
+    shown = ", ".join(f"'{c}'" for c in extra[limit:limit + 3])
+    note = (f"{file} has {len(extra):,} columns besides evalcore's own: the first {limit} "
+            f"('{extra[0]}' to '{extra[limit - 1]}') are kept as segments, to group results by; the other "
+            f"{len(dropped):,} ({shown}, ...) were left out. To keep one of those, map it, or delete the columns "
+            "you do not need before importing.")
+    return [c for c in cols if c not in dropped], [note]
+
+
+
+
 @dataclass(frozen=True)
 class Validated:
     """A canonical table that passed validation, and what the analyst should know about it."""
@@ -574,24 +607,30 @@ def _excerpt(value: str, limit: int = 40) -> str:
     return cut.rstrip() + "…"
 
 
+def _distinct_text(s: pd.Series) -> pd.Series:
+    """The distinct non-missing values of a text column, as strings, in order of first appearance."""
+    if _is_text(s):
+        return pd.Series(factorize(s)[1].array, dtype="string")
+    return pd.Series(pd.unique(s.astype("string").dropna()), dtype="string")
+
+
 def _text_warnings(frame: pd.DataFrame, *, file: str) -> list[str]:
     """Notes for text cells that start like a spreadsheet formula or hold HTML markup."""
+    cols = [c for c in frame.columns if c != ROW and not (
+        pd.api.types.is_numeric_dtype(frame[c].dtype) or pd.api.types.is_bool_dtype(frame[c].dtype))]
+    if not cols:
+        return []
+    # One pass over every column's distinct values together (not a few string operations per column,
+    # which cost seconds on a file of thousands of columns): only values holding one of the characters
+    # can match, and only their columns are looked at closely.
+    uniqs = [_distinct_text(frame[c]) for c in cols]
+    values = pd.concat(uniqs, ignore_index=True) if len(uniqs) > 1 else uniqs[0]
+    owner = np.repeat(np.arange(len(cols)), [len(u) for u in uniqs])
+    maybe = values.str.contains(r"[=+\-@\t\r<&]").fillna(False).to_numpy(dtype=bool)
     notes = []
-    for col in frame.columns:
-        if col == ROW:
-            continue
-        s = frame[col]
-        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-            continue
-        if _is_text(s):
-            uniq = pd.Series(factorize(s)[1].array, dtype="string")  # the distinct values, in order
-        else:
-            text = s.astype("string")
-            uniq = pd.Series(pd.unique(text.dropna()), dtype="string")
-        if not len(uniq):
-            continue
-        # Only values holding one of the characters can match (a quick test in Arrow first); a number
-        # like "-1" starts with "-" but is not a formula.
+    for k in np.unique(owner[maybe]):
+        col, s, uniq = cols[k], frame[cols[k]], uniqs[k]
+        # A number like "-1" starts with "-" but is not a formula.
         starts = uniq[uniq.str.contains(r"[=+\-@\t\r]").fillna(False)]
         starts = starts[starts.str.match(_FORMULA).fillna(False)]
         formula = starts[pd.to_numeric(starts, errors="coerce").isna()]
@@ -959,7 +998,10 @@ def _empty_texts(df: pd.DataFrame, file: str, *, blank_text: bool) -> list[str]:
 def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = False) -> Validated:
     if len(frame) == 0:
         raise DataError("has no data rows", file=file, fix="add at least one judgment below the header")
-    notes: list[str] = []
+    keep, notes = keep_extra_columns(frame.columns, file=file)
+    if len(keep) < frame.shape[1]:  # a file of thousands of columns: copy only those kept
+        kept = set(keep)
+        frame = frame.iloc[:, [i for i, c in enumerate(map(str, frame.columns)) if c in kept]]
     df = frame.copy()
     df.columns = [str(c) for c in df.columns]
     if ROW not in df.columns:
@@ -1142,9 +1184,11 @@ def _item_q(df: pd.DataFrame) -> list[str]:
     if "text" in df.columns and df["text"].notna().any():
         return []
     canonical = set(column_names(RATINGS)) - {"perplexity"}
-    extra = [c for c in df.columns if c not in _NOT_Q and c not in canonical
-             and pd.api.types.is_numeric_dtype(df[c]) and df[c].notna().any()]
-    return [] if extra else ["a superficial score per item: column 'text' or a numeric "
+    # The dtypes first (df[c] for each of thousands of columns costs seconds), then the few numeric ones.
+    numeric = [c for c, t in df.dtypes.items() if c not in _NOT_Q and c not in canonical
+               and pd.api.types.is_numeric_dtype(t)]
+    extra = next((c for c in numeric if df[c].notna().any()), None)
+    return [] if extra is not None else ["a superficial score per item: column 'text' or a numeric "
                                                               "column such as text_length"]
 
 
@@ -1298,8 +1342,8 @@ def _summarize(frame: pd.DataFrame, table: str, av: pd.DataFrame) -> Summary:
 
 
 __all__ = [
-    "ANALYSES", "Analysis", "COLUMNS", "ROW", "Summary", "Validated", "WideSpec", "analyses",
-    "apply_mapping", "csv_safe", "safe_file_name", "decimal_comma", "detect_table", "rater_kinds", "shared_codes", "suggest_mapping",
+    "ANALYSES", "Analysis", "COLUMNS", "MAX_EXTRA_COLUMNS", "ROW", "Summary", "Validated", "WideSpec", "analyses",
+    "apply_mapping", "csv_safe", "safe_file_name", "decimal_comma", "detect_table", "keep_extra_columns", "rater_kinds", "shared_codes", "suggest_mapping",
     "suggest_wide", "summarize", "validate", "wide_to_long",
 ]
 
