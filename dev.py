@@ -3,6 +3,7 @@
 
     python3 dev.py app    install what is missing, then start the dashboard
     python3 dev.py test   install what is missing, then run the whole test suite
+    python3 dev.py floors  the smoke tests against the lowest versions pyproject.toml allows (CI)
 
 Standard library only, so it runs on a machine that has nothing but Python 3.11 and pip.
 Packages go into the running interpreter only when that is a virtual environment (one you
@@ -100,7 +101,46 @@ def _ensure_chromium() -> None:
               "the browser test will be skipped", flush=True)
 
 
+def floor_constraints() -> list[str]:
+    """``name==version`` for every ``>=`` lower bound of the dependencies and the test extra.
+
+    Extras are dropped from the names (pip constraints cannot carry them); the scale extra is left out,
+    as the smoke tests do not use it.
+    """
+    import re
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    out = []
+    for line in [*meta["dependencies"], *meta["optional-dependencies"]["test"]]:
+        m = re.match(r"\s*([A-Za-z0-9_.-]+)(?:\[[^]]*\])?\s*(?:[<>=!~][^,]*,\s*)*>=\s*([0-9][^,;\s]*)", line)
+        if m:
+            out.append(f"{m.group(1)}=={m.group(2)}")
+    return out
+
+
+def floors(rest: list[str]) -> int:
+    """Install the lowest allowed versions into ``.venv-floors`` and run the smoke tests there.
+
+    A floor in pyproject.toml is a claim that the code runs with that version; this checks it. Only the
+    direct dependencies are held at their floors; what they need comes at the newest version pip finds
+    compatible, as a user's fresh install would get.
+    """
+    venv = ROOT / ".venv-floors"
+    py = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    constraints = venv / "floors.txt"
+    constraints.write_text("\n".join(floor_constraints()) + "\n")
+    print(f"dev.py: installing the floors into {venv}: {', '.join(floor_constraints())}", flush=True)
+    subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-c", str(constraints),
+                    "-e", ".[test]"], cwd=ROOT, check=True)
+    code = subprocess.call([str(py), "-m", "pytest", "-p", "no:cacheprovider", "tests/smoke", *rest], cwd=ROOT)
+    return 1 if code == 5 else code
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "floors":
+        return floors(argv[1:])
     if not argv or argv[0] not in ("app", "test"):
         print(__doc__)
         return 2
@@ -115,7 +155,8 @@ def main(argv: list[str]) -> int:
     start = time.monotonic()
     # The suite runs on every core (pytest-xdist) unless told otherwise, and names its 15 slowest tests.
     spread = [] if any(a == "-n" or a.startswith(("-n=", "--numprocesses")) for a in rest) else ["-n", "auto"]
-    code = subprocess.call([py, "-m", "pytest", *spread, "--durations=15", *rest], cwd=ROOT)
+    # The smoke tests repeat, in short, what the suite tests in full; they run at the floors (dev.py floors).
+    code = subprocess.call([py, "-m", "pytest", *spread, "--durations=15", "--ignore=tests/smoke", *rest], cwd=ROOT)
     print(f"dev.py: the tests took {(time.monotonic() - start) / 60:.1f} minutes", flush=True)
     if code == 5:
         print("dev.py: pytest collected no tests; that is a failure, not a pass", file=sys.stderr)

@@ -23,6 +23,11 @@ Shared core              :mod:`evalcore.stats` (bootstrap, intervals, the flag r
 from __future__ import annotations
 
 import importlib
+import warnings
+
+# ArviZ (imported by PyMC and by the Dawid-Skene diagnostics) announces its refactor with a FutureWarning on
+# import; it is not the analyst's concern. Only that module's FutureWarnings are hidden.
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$")
 
 #: name -> the module that defines it
 _WHERE = {

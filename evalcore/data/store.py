@@ -18,12 +18,18 @@ Guarantees:
   file locked by another retries for ``lock_timeout`` seconds before giving up with a
   clear :class:`~evalcore.errors.WorkspaceError`. Database failures never surface as raw
   duckdb exceptions.
+- **Readable when read-only.** A workspace whose file or folder cannot be written (permissions,
+  an immutable folder, a read-only mount) is opened read-only: its datasets can be read, and
+  every write is refused with a :class:`~evalcore.errors.WorkspaceError` that says why.
 - **Faithful.** Tables come back with the values and column types they were saved with
   (text as pandas ``string``); untyped object columns are given a definite type first.
 
 An *upload* is kept as the raw bytes of the user's file until its column mapping is
 confirmed, so a refresh in the middle of mapping loses nothing. A *dataset* then holds
-up to two canonical tables (``ratings`` and ``comparisons``).
+up to two canonical tables (``ratings`` and ``comparisons``). Readers that need the upload as
+files (the presets read paths) get owner-only copies in the folder ``<workspace file>.uploads``
+next to the database (:meth:`Workspace.upload_paths`, :meth:`Workspace.scratch_files`), removed
+when the upload is imported or deleted.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ import json
 import os
 import random
 import re
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -47,6 +55,7 @@ import pandas as pd
 
 from ..columns import TABLES
 from ..errors import DataError, WorkspaceError
+from .schema import safe_file_name
 
 _LOCK = threading.RLock()
 _SCHEMA_VERSION = 1
@@ -162,6 +171,17 @@ def _is_lock_conflict(exc: Exception) -> bool:
     return "could not set lock" in text or "conflicting lock" in text
 
 
+def _is_permission_error(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file system refused a write (permissions, immutable, read-only mount)."""
+    text = str(exc).lower()
+    return any(w in text for w in ("permission denied", "operation not permitted", "read-only file system",
+                                   "read only file system"))
+
+
+#: Owner-only modes of the uploaded files' copies: an upload may hold data nobody else on the machine may read.
+_DIR_MODE, _FILE_MODE = 0o700, 0o600
+
+
 def _json(value: Any) -> str:
     """JSON text of a mapping/result; numpy scalars and arrays become plain numbers and lists."""
     return json.dumps(value, default=_json_default, ensure_ascii=False)
@@ -194,6 +214,11 @@ class Workspace:
         The DuckDB file; default :func:`default_path`.
     lock_timeout
         Seconds to keep retrying while another process holds the file.
+
+    Attributes
+    ----------
+    read_only
+        True when the file or its folder cannot be written: datasets can be read, writes are refused.
     """
 
     def __init__(self, path: str | Path | None = None, *, lock_timeout: float = 20.0) -> None:
@@ -211,6 +236,13 @@ class Workspace:
                 f"The workspace {self.path} is a folder, not a database file. "
                 "Fix: set EVALCORE_WORKSPACE to a file path such as ~/evalcore/workspace.duckdb."
             )
+        self._why_read_only = self._unwritable()
+        if self._why_read_only and not self.path.exists():
+            raise WorkspaceError(
+                f"The workspace folder {self.path.parent} is read-only ({self._why_read_only}), so no workspace "
+                "can be created in it. Fix: set EVALCORE_WORKSPACE to a writable folder, or make this folder "
+                "writable and restart the app."
+            )
         import duckdb
 
         # Create the tables once; concurrent sessions of this process serialise on _LOCK,
@@ -225,6 +257,37 @@ class Workspace:
                 for ddl in _DDL:
                     con.execute(ddl)
                 con.execute("INSERT OR IGNORE INTO settings VALUES ('schema_version', ?)", [str(_SCHEMA_VERSION)])
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the workspace can only be read (its file or folder cannot be written)."""
+        return bool(self._why_read_only)
+
+    def read_only_message(self) -> str:
+        """Why nothing can be written to this workspace, and the fix (empty when it is writable)."""
+        if not self._why_read_only:
+            return ""
+        return (f"The workspace {self.path} is read-only ({self._why_read_only}): its datasets can be opened, but "
+                "nothing can be uploaded, imported, renamed or deleted, and results are not kept. Fix: set "
+                "EVALCORE_WORKSPACE to a writable folder, or make the file and its folder writable and restart the "
+                "app.")
+
+    def _unwritable(self) -> str | None:
+        """Why the database or its folder cannot be written, or None when both can.
+
+        Tried, not inferred from the permission bits: root ignores them, an immutable folder or a read-only
+        mount refuses root too. DuckDB writes its log next to the file, so the folder must be writable.
+        """
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".evalcore-probe-", dir=self.path.parent)
+            os.close(fd)
+            os.unlink(probe)
+            if self.path.exists():
+                with open(self.path, "r+b"):
+                    pass
+        except OSError as exc:
+            return (exc.strerror or type(exc).__name__).lower()
+        return None
 
     # -- connections -------------------------------------------------------------------
 
@@ -273,6 +336,11 @@ class Workspace:
 
     def _error(self, exc: Exception) -> WorkspaceError:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if _is_permission_error(exc):  # e.g. the folder became read-only while the app ran
+            return WorkspaceError(
+                f"The workspace {self.path} cannot be written ({first}). Nothing was changed by this step. "
+                "Fix: set EVALCORE_WORKSPACE to a writable folder, or make the file and its folder writable."
+            )
         return WorkspaceError(
             f"The workspace {self.path} could not be used ({first}). Nothing was changed by "
             "this step. Fix: try again; if it keeps failing, check free disk space or move the "
@@ -286,7 +354,7 @@ class Workspace:
         delay = 0.01
         while True:
             try:
-                return duckdb.connect(str(self.path))
+                return duckdb.connect(str(self.path), read_only=self.read_only)
             except duckdb.Error as exc:
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 if _is_lock_conflict(exc):
@@ -299,9 +367,13 @@ class Workspace:
                     raise WorkspaceError(
                         f"The workspace {self.path} is in use by another program"
                         f"{f' (process {pid.group(1)})' if pid else ''} and was still locked after "
-                        f"{self.lock_timeout:g} s. Fix: wait for it to finish and try again, close other "
-                        "evalcore processes using this workspace, or set EVALCORE_WORKSPACE to another file."
+                        f"{self.lock_timeout:g} s. Fix: close the other program that has this file open (or wait "
+                        "for it to finish) and reload the page, or set EVALCORE_WORKSPACE to another file."
                     ) from None
+                if not self.read_only and _is_permission_error(exc) and self.path.exists():
+                    # Not writable after all (the check at start-up passed): read what is there.
+                    self._why_read_only = "the file system refused to open it for writing"
+                    continue
                 low = first.lower()
                 if any(w in low for w in ("not a valid duckdb", "invalid", "corrupt", "serializ", "checksum")):
                     raise WorkspaceError(
@@ -317,6 +389,8 @@ class Workspace:
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Any]:
         """A write transaction: all or nothing, one writer per process at a time."""
+        if self._why_read_only:
+            raise WorkspaceError(self.read_only_message())
         with _LOCK, self._connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
@@ -370,13 +444,15 @@ class Workspace:
             raise DataError(f"two of the uploaded files are named '{twice[0]}'", file=twice[0],
                             fix="rename one of them, or upload them one at a time")
         digest = upload_digest(files)
-        same = self.find_upload(digest)
-        if same is not None:
-            return same
         did = uuid.uuid4().hex[:12]
         now = _now()
         label = ", ".join(f for f, _ in files)
         with self._transaction() as con:
+            # The check is part of the insert's transaction: two sessions (or processes) uploading the same
+            # files at once would otherwise both find nothing and store two copies.
+            same = self._find_upload(con, digest)
+            if same is not None:
+                return same
             con.execute("INSERT INTO upload_digests VALUES (?, ?)", [did, digest])
             con.execute(
                 "INSERT INTO datasets VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)",
@@ -390,9 +466,90 @@ class Workspace:
     def find_upload(self, digest: str) -> str | None:
         """The dataset an upload with this :func:`upload_digest` became (or awaits mapping as), if any."""
         with self._connect() as con:
-            row = con.execute("SELECT d.dataset_id FROM upload_digests d JOIN datasets s ON s.id = d.dataset_id "
-                              "WHERE d.digest = ? LIMIT 1", [digest]).fetchone()
+            return self._find_upload(con, digest)
+
+    @staticmethod
+    def _find_upload(con: Any, digest: str) -> str | None:
+        row = con.execute("SELECT d.dataset_id FROM upload_digests d JOIN datasets s ON s.id = d.dataset_id "
+                          "WHERE d.digest = ? ORDER BY s.created LIMIT 1", [digest]).fetchone()
         return row[0] if row else None
+
+    # -- the uploads' files ------------------------------------------------------------
+
+    @property
+    def files_dir(self) -> Path:
+        """The owner-only folder of the uploads' file copies, next to the database (``<file>.uploads``)."""
+        return self.path.with_name(self.path.name + ".uploads")
+
+    def _private_dir(self, folder: Path) -> Path:
+        """``folder`` (under :attr:`files_dir`) created owner-only; a WorkspaceError when it cannot be."""
+        try:
+            for d in (self.files_dir, folder):
+                d.mkdir(mode=_DIR_MODE, exist_ok=True)
+                os.chmod(d, _DIR_MODE)  # also an older, looser folder; mkdir's mode is cut by the umask
+        except OSError as exc:
+            raise self._files_error(exc) from None
+        return folder
+
+    @staticmethod
+    def _write_files(folder: Path, files: list[tuple[str, bytes]]) -> list[Path]:
+        out = []
+        for name, data in files:
+            base = Path(str(name)).name
+            if base in ("", ".", "..") or "\0" in base or len(base.encode("utf-8", "replace")) > 200:
+                base = safe_file_name(str(name).replace("\0", "_"))  # a name no file system takes as given
+            p = folder / base
+            if not p.exists() or p.stat().st_size != len(data):
+                tmp = folder / f".{uuid.uuid4().hex}.part"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(bytes(data))
+                tmp.replace(p)
+            os.chmod(p, _FILE_MODE)
+            out.append(p)
+        return out
+
+    def upload_paths(self, dataset_id: str, files: list[tuple[str, bytes]]) -> list[Path]:
+        """The files of a pending upload (:meth:`upload`) as owner-only files, for readers that take paths.
+
+        Written once per upload (later calls reuse them) and removed when the upload is imported or deleted.
+        """
+        _table_name(dataset_id, TABLES[0])  # an id of the workspace, never a path
+        folder = self._private_dir(self.files_dir / dataset_id)
+        try:
+            return self._write_files(folder, files)
+        except OSError as exc:
+            raise self._files_error(exc) from None
+
+    @contextlib.contextmanager
+    def scratch_files(self, files: list[tuple[str, bytes]]) -> Iterator[list[Path]]:
+        """``files`` as owner-only files for the duration of the block (a look at an upload not stored yet),
+        removed afterwards whatever happens."""
+        self._private_dir(self.files_dir / "scratch")
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="probe-", dir=self.files_dir / "scratch"))  # mode 0o700
+        except OSError as exc:
+            raise self._files_error(exc) from None
+        try:
+            try:
+                paths = self._write_files(folder, files)
+            except OSError as exc:
+                raise self._files_error(exc) from None
+            yield paths
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _files_error(self, exc: OSError) -> WorkspaceError:
+        return WorkspaceError(
+            f"The uploaded files cannot be written next to the workspace, in {self.files_dir} "
+            f"({exc.strerror or type(exc).__name__}). Nothing was stored. Fix: set EVALCORE_WORKSPACE to a "
+            "writable folder (with free space), or make the workspace's folder writable."
+        )
+
+    def _discard_files(self, dataset_id: str) -> None:
+        # After the commit: a copy left by a failed removal is harmless, a removed copy of a kept upload is not.
+        if re.fullmatch(r"[0-9a-f]{12}", dataset_id):
+            shutil.rmtree(self.files_dir / dataset_id, ignore_errors=True)
 
     def upload(self, dataset_id: str) -> list[tuple[str, bytes]]:
         """The raw files of a dataset awaiting mapping, as ``(file name, bytes)``."""
@@ -459,6 +616,7 @@ class Workspace:
                     con.unregister("_incoming")
                 con.execute("INSERT INTO dataset_tables VALUES (?, ?, ?, ?, ?, ?, ?)",
                             [did, kind, tbl, *meta[kind], len(frame)])
+        self._discard_files(did)  # the upload's raw bytes are gone from the database: so are its copies
         return did
 
     def _file_state(self) -> tuple:
@@ -478,7 +636,7 @@ class Workspace:
 
         A page asks for the list a dozen times per run (the sidebar, the current dataset, ...); opening the
         database each time cost ~50 ms. The list is kept until the workspace files change, which any write,
-        from this process or another (the CLI), does.
+        from this process or another (a second app server on the same file), does.
         """
         state = self._file_state()
         kept = getattr(self, "_listing", None)
@@ -543,7 +701,7 @@ class Workspace:
         return name
 
     def delete(self, dataset_id: str) -> None:
-        """Remove a dataset, its tables, pending upload and results, in one transaction."""
+        """Remove a dataset, its tables, pending upload and results, in one transaction, then its files' copies."""
         with self._transaction() as con:
             for (tbl,) in con.execute("SELECT data_table FROM dataset_tables WHERE dataset_id = ?",
                                       [dataset_id]).fetchall():
@@ -553,6 +711,7 @@ class Workspace:
             con.execute("DELETE FROM datasets WHERE id = ?", [dataset_id])
             if self._get(con, "current_dataset") == dataset_id:
                 con.execute("DELETE FROM settings WHERE key = 'current_dataset'")
+        self._discard_files(dataset_id)
 
     # -- results -----------------------------------------------------------------------
 

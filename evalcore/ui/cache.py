@@ -45,10 +45,16 @@ class Dataset:
     stamp: str
 
 
+#: Seconds a page waits for a workspace another program holds before saying so. Sessions of this server never
+#: wait on each other (they share one handle); only another process can hold the file, and a page left blank
+#: for the library's default 20 s reads as a hang.
+LOCK_TIMEOUT = 3.0
+
+
 @st.cache_resource(show_spinner=False)
 def workspace_at(path: str) -> Workspace:
-    """The workspace at ``path``, opened once per server."""
-    return Workspace(path)
+    """The workspace at ``path``, opened once per server (an unusable one raises, and is tried again next run)."""
+    return Workspace(path, lock_timeout=LOCK_TIMEOUT)
 
 
 # --------------------------------------------------------------------------- Streamlit's caches
@@ -56,7 +62,7 @@ def workspace_at(path: str) -> Workspace:
 
 @st.cache_data(show_spinner="Reading the dataset...", max_entries=8)
 def _table(path: str, dataset_id: str, kind: str, stamp: str) -> pd.DataFrame:
-    return Workspace(path).load_table(dataset_id, kind)
+    return workspace_at(path).load_table(dataset_id, kind)
 
 
 def table(data: Dataset, kind: str) -> pd.DataFrame:
@@ -226,7 +232,7 @@ def compute_in_background(data: Dataset, key: str, compute: Callable[[Progress],
             try:
                 out = compute(lambda f: progress.__setitem__(0, min(max(float(f), 0.0), 1.0)))
                 if stored:
-                    workspace_at(data.path).save_result(data.id, key, out, meta={"stamp": data.stamp})
+                    _keep(data, key, out)
                 _remember(data, key, out, stored=stored)
                 return out
             finally:
@@ -255,6 +261,13 @@ def cached_result(data: Dataset, key: str, compute: Callable[[Progress], Any], *
         text = label() if label else None
         out = _with_progress(compute, text or "Computing...") if stored else _with_spinner(compute, text)
         if stored:
-            ws.save_result(data.id, key, out, meta={"stamp": data.stamp})
+            _keep(data, key, out)
     _remember(data, key, out, stored=stored)
     return out
+
+
+def _keep(data: Dataset, key: str, out: Any) -> None:
+    """Store a result in the workspace, unless it is read-only: then it is kept in memory only."""
+    ws = workspace_at(data.path)
+    if not ws.read_only:
+        ws.save_result(data.id, key, out, meta={"stamp": data.stamp})

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
-import tempfile
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
 from ..data import files as data_files, ingest, io, schema
 from ..columns import COLUMNS, COMPARISONS, RATINGS
-from ..errors import DataError
+from ..errors import DataError, WorkspaceError
 from ..data.presets import PRESETS, detect_preset
 from ..data.store import NEEDS_MAPPING, READY
 from ..report import plots, tables
+from ..text import md
 from .layout import figure
 from .messages import ROLES_TITLE, app_message, app_note
 from .state import (PARAM, SAMPLE_SOURCE, TABLE_LABEL, choice, chosen_id, current_id, current_info, current_table, datasets,
-                    download_csv, guard, set_current, workspace)
+                    download_csv, guard, pending_upload, set_current, workspace)
 
 SAMPLE_NAME = "Sample: multilingual ratings + pairwise comparisons"
 _PENDING = "evalcore_pending_id"
@@ -57,21 +54,6 @@ def sample_panel() -> None:
 # --------------------------------------------------------------------------- upload
 
 
-def _upload_dir(dataset_id: str, files: list[tuple[str, bytes]]) -> list[Path]:
-    """Materialise an upload as files (presets read paths); idempotent per dataset."""
-    base = Path(tempfile.gettempdir()) / "evalcore-uploads" / dataset_id
-    base.mkdir(parents=True, exist_ok=True)
-    out = []
-    for name, data in files:
-        p = base / Path(name).name
-        if not p.exists() or p.stat().st_size != len(data):
-            tmp = p.with_suffix(p.suffix + ".part")
-            tmp.write_bytes(data)
-            tmp.replace(p)
-        out.append(p)
-    return out
-
-
 def upload_panel() -> None:
     st.markdown(
         "CSV, TSV, JSON Lines, JSON (a list of records), Parquet or Excel; one row per judgment or one "
@@ -81,6 +63,9 @@ def upload_panel() -> None:
         "`evaluators/` tree with several judges, PandaLM's `data/`) is read like the folder. Limit "
         f"{io.format_size(io.max_file_bytes())} per file, and for a zip unpacked (`EVALCORE_MAX_FILE_MB`)."
     )
+    if workspace().read_only:  # an uploader whose every file would be refused
+        st.warning(md(workspace().read_only_message()), icon=":material/lock:")
+        return
     # A fresh uploader after each processed upload, so that the next file is not
     # combined with the previous one; the last error stays on screen until then.
     gen = st.session_state.setdefault(_GEN, 0)
@@ -99,7 +84,7 @@ def upload_panel() -> None:
     try:
         _precheck(payload)
         did = workspace().save_upload(payload)
-    except DataError as exc:
+    except (DataError, WorkspaceError) as exc:  # WorkspaceError: the file could not be stored (nothing was)
         st.session_state[_ERR] = app_message(exc)
         st.rerun()
     except Exception as exc:  # a bug must not show a traceback
@@ -148,23 +133,25 @@ def _precheck(payload: list[tuple[str, bytes]]) -> None:
     if len(payload) == 1:
         name, data = payload[0]
         zipped = data_files.is_zip_archive(data)
-        if (zipped or io.sniff_format(data, name) != "excel") and detect_preset(_probe_paths(payload)) is None:
-            io.read_table(data, name=name)  # raises for empty, header-only, not-a-list JSON, a zip of no format...
-
-
-def _probe_paths(payload: list[tuple[str, bytes]]) -> list[Path]:
-    digest = hashlib.sha1(b"".join(d[:4096] for _, d in payload)).hexdigest()[:12]
-    return _upload_dir(f"probe-{digest}", payload)
+        if zipped or io.sniff_format(data, name) != "excel":
+            # The presets read paths: a private copy, removed right after, stored or not.
+            with workspace().scratch_files(payload) as paths:
+                preset = detect_preset(paths)
+            if preset is None:
+                io.read_table(data, name=name)  # raises for empty, header-only, not-a-list JSON, a zip of no format...
 
 
 # --------------------------------------------------------------------------- mapping
 
 
 def pending_id() -> str | None:
+    """The upload whose column mapping the home page shows: this session's latest, or the one the
+    address bar names (``?dataset=`` of an upload still awaiting its mapping)."""
     did = st.session_state.get(_PENDING)
     if did and any(d.id == did and d.status == NEEDS_MAPPING for d in datasets()):
         return did
-    return None
+    linked = pending_upload()
+    return linked.id if linked is not None else None
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -200,7 +187,7 @@ def _llmbar_options(dataset_id: str, files) -> tuple[dict, bool]:
 def mapping_panel(dataset_id: str) -> None:
     ws = workspace()
     files = ws.upload(dataset_id)
-    paths = _upload_dir(dataset_id, files)
+    paths = ws.upload_paths(dataset_id, files)
     label = ", ".join(n for n, _ in files)
     st.subheader(f"Map the columns of {label}")
     detected = detect_preset(paths)

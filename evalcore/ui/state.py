@@ -21,8 +21,9 @@ import streamlit as st
 
 from ..columns import COMPARISONS, RATINGS
 from ..data.schema import csv_safe, safe_file_name
-from ..data.store import READY, DatasetInfo, Workspace, default_path
+from ..data.store import NEEDS_MAPPING, READY, DatasetInfo, Workspace, default_path
 from ..errors import DataError, NotApplicable, WorkspaceError
+from ..text import md
 from . import cache
 from .cache import Dataset
 from .layout import figure_format_control
@@ -98,6 +99,12 @@ def current_id() -> str | None:
     return did
 
 
+def pending_upload() -> DatasetInfo | None:
+    """The upload this session asked for (``?dataset=``) when it still awaits its column mapping."""
+    did = chosen_id()
+    return next((d for d in datasets() if d.id == did and d.status == NEEDS_MAPPING), None) if did else None
+
+
 def missing_id() -> str | None:
     """The dataset this session asked for when it is not (or no longer) a ready dataset of the workspace."""
     did = chosen_id()
@@ -153,6 +160,8 @@ def current_table(kind: str) -> pd.DataFrame | None:
 def home_link(label: str = "Go to the home page") -> None:
     """A link to the landing page that keeps this tab's dataset."""
     did = current_id()
+    if did is None and (pending := pending_upload()) is not None:
+        did = pending.id  # the home page opens its column mapping
     st.page_link(HOME, label=label, icon=":material/home:", query_params={PARAM: did} if did else None)
 
 
@@ -160,6 +169,11 @@ def no_dataset_message(*, home: bool = False) -> str:
     """Why no dataset is open in this tab, and what to do (``home``: worded for the landing page)."""
     where = ("open one under **Saved datasets** or in the sidebar, or click **Load the sample data**" if home else
              "choose one in the sidebar, or open one on the home page")
+    waiting = pending_upload()
+    if waiting is not None:
+        return (f"The upload this tab had open ('{md(waiting.name)}', id {waiting.id}) is still waiting for its column "
+                "mapping. To go on, " + ("map its columns below and click **Import**." if home else
+                                         "open the home page, map its columns and click **Import**."))
     gone = missing_id()
     if gone is not None:
         return (f"The dataset this tab had open (id {gone}) is not in the workspace any more: it was deleted, or "
@@ -173,7 +187,10 @@ def no_dataset_message(*, home: bool = False) -> str:
 
 def require_table(kind: str) -> pd.DataFrame:
     """The current dataset's ``kind`` table, or a message and a stop when there is none."""
-    frame = current_table(kind)
+    try:
+        frame = current_table(kind)
+    except WorkspaceError as exc:
+        stop_unusable(exc)
     if frame is None:
         info = current_info()
         if info is None:
@@ -244,6 +261,8 @@ def sidebar() -> None:
 def _dataset_panel() -> None:
     """Which dataset this tab has open, and a switcher (this tab only)."""
     st.markdown("### Current dataset")
+    if workspace().read_only:
+        st.warning(md(workspace().read_only_message()), icon=":material/lock:")
     ready = _ready()
     info = current_info()
     if not ready:
@@ -263,11 +282,25 @@ def _dataset_panel() -> None:
             st.caption(f"Source: {info.source}")
 
 
+def stop_unusable(exc: WorkspaceError) -> None:
+    """Say why the workspace cannot be used, with the fix, and end this run: nothing on the page can work."""
+    st.error(md(app_message(exc)), icon=":material/database:")
+    st.stop()
+
+
 def page(title: str, icon: str = ":material/balance:") -> None:
-    """Page config and the shared sidebar; call first on every page."""
+    """Page config and the shared sidebar; call first on every page.
+
+    The sidebar is the first to open the workspace: when it cannot be used (locked by another program,
+    unreadable, in a folder that cannot be written), every page shows that one message and its fix, here,
+    instead of Streamlit's "This app has encountered an error".
+    """
     st.set_page_config(page_title=f"{title} · evalcore", page_icon=icon, layout="wide")
     st.session_state.pop(PENDING, None)  # an interrupted run's queue of point-estimates-first results
-    sidebar()
+    try:
+        sidebar()
+    except WorkspaceError as exc:
+        stop_unusable(exc)
 
 
 def _parquet(frame: pd.DataFrame) -> bytes:
