@@ -617,7 +617,8 @@ def arrow_csv(data: bytes, name: str, fmt: str, delimiter: str | None, *, thread
             parse_options=pcsv.ParseOptions(delimiter=sep, quote_char='"', double_quote=True, escape_char=False,
                                             newlines_in_values=quoted, ignore_empty_lines=False),
             convert_options=pcsv.ConvertOptions(
-                column_types={h: pa.large_string() for h in header}, null_values=NA_VALUES, strings_can_be_null=True,
+                # Only an empty cell is missing: 'NA' or 'null' may be a rater's name (validation decides by column).
+                column_types={h: pa.large_string() for h in header}, null_values=[""], strings_can_be_null=True,
                 quoted_strings_can_be_null=True, check_utf8=True),
         )
     except Exception:  # ArrowInvalid (ragged rows, bad UTF-8, an unclosed quote) and the like
@@ -686,7 +687,9 @@ class _Reader(threading.Thread):
             parsed = arrow_csv(data, name, fmt, None, threads=False) if fmt in ("csv", "tsv") else None
             if parsed is not None:
                 data = b""  # the table holds the data: let the bytes go (a new process pays for fresh memory)
-                if parsed.keep is None:
+                # Not for thousands of columns: validation keeps at most a few hundred, and encoding each
+                # column would cost seconds (20,000 columns: 2.5 s).
+                if parsed.keep is None and len(parsed.names) <= 1000:
                     parsed = replace(parsed, codes=self._factorise(parsed.table.columns))
             self.result = Prefetched(data=data, name=name, fmt=fmt, parsed=parsed)
         except Exception:  # the main thread reads the file itself and reports the problem

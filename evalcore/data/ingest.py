@@ -92,6 +92,17 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
             if wide is not None:
                 wide = replace(wide, id_columns=tuple(c for c in wide.id_columns if c not in stray))
             notes += (f"{file}: column(s) {', '.join(repr(c) for c in stray)} were not mapped and were left out.",)
+    # A column named like one the analyst mapped but for case ('Score' beside the chosen 'score') is left out:
+    # the mapping said which one holds the data. Without that choice, validation asks for it.
+    chosen = {v for v in (full if not auto else mapping or {}).values() if v}
+    twins = {c: t for c, t in schema.look_alikes(base.columns, chosen).items() if c not in full and c not in rater_cols}
+    if twins:
+        base = base.drop(columns=list(twins))
+        if wide is not None:
+            wide = replace(wide, id_columns=tuple(c for c in wide.id_columns if c not in twins))
+        used = ", ".join(f"'{k}'" for k, v in full.items() if v in twins.values())
+        notes += (f"{file}: column(s) {', '.join(repr(c) for c in twins)} look like the mapped {used} and were "
+                  "left out.",)
     if wide is not None:
         long = schema.wide_to_long(base, wide, mapping=full, file=file)
         if table is None:

@@ -33,6 +33,10 @@ from .files import (  # noqa: F401
     take_prefetched,
 )
 
+#: What a reader takes as a missing cell: only an empty one. Words such as ``NA`` or ``null`` (:data:`NA_VALUES`)
+#: stay text, for validation to decide by column: missing in a score, a name in a rater or item column.
+CELL_NA = [""]
+
 
 def _wrong_delimiter(name: str, sep: str, actual: str, header: str) -> DataError:
     return DataError(
@@ -60,7 +64,7 @@ def _parse_delimited(text: str, name: str, sep: str, lead: int) -> pd.DataFrame:
     """``pandas.read_csv`` of ``text`` (every cell as text), its parse errors as messages naming the row."""
     try:
         return pd.read_csv(
-            _io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=NA_VALUES,
+            _io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=CELL_NA,
             skipinitialspace=False, engine="c", skip_blank_lines=False,
         )
     except pd.errors.EmptyDataError:
@@ -98,7 +102,7 @@ def _extra_fields(frame: pd.DataFrame, text: str, name: str, sep: str, header: l
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
             return pd.read_csv(
-                _io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=NA_VALUES,
+                _io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=CELL_NA,
                 skipinitialspace=False, engine="c", skip_blank_lines=False, index_col=False,
             )
     full = frame.iloc[:, -1].notna().to_numpy() if last is not None else np.ones(len(frame), bool)
@@ -335,7 +339,7 @@ def _read_excel(data: bytes, name: str, sheet: str | None) -> tuple[pd.DataFrame
     # header row ourselves, so that a title above the table and blank rows inside it
     # neither become data nor shift the row numbers in messages.
     try:
-        cells = pd.read_excel(book, sheet_name=sheet, header=None, dtype=object, na_values=NA_VALUES,
+        cells = pd.read_excel(book, sheet_name=sheet, header=None, dtype=object, na_values=CELL_NA,
                               keep_default_na=False)
     except Exception as exc:
         raise DataError(f"sheet '{sheet}' could not be read ({type(exc).__name__})", file=name,
@@ -416,6 +420,8 @@ def read_table(
     Returns
     -------
     pandas.DataFrame
+        Only empty cells are missing: words such as ``NA``, ``null`` or ``NaN`` stay text (a rater may be
+        named so); :func:`evalcore.data.schema.validate` reads them as missing outside the name columns.
         ``frame.attrs`` holds ``format``, ``file``, ``first_row`` (the row number users
         see for the first record: 2 below a header, 1 for JSON), ``skipped_rows`` (blank
         rows that were dropped between records) and ``notes``. :func:`row_numbers` turns

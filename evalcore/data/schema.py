@@ -37,6 +37,7 @@ from ..columns import (
 )
 from ..errors import DataError
 from . import raters as _raters
+from .files import NA_VALUES
 from .codes import data_of, factorize, memo_get, memo_put, remember, same_codes, shared_codes  # noqa: F401
 
 ROW = "__row__"  # spreadsheet row number of each record, kept through reshaping for messages
@@ -376,7 +377,8 @@ def wide_to_long(
     kinds = {c: HUMAN for c in spec.human_columns} | {c: JUDGE for c in spec.judge_columns}
     long["rater_kind"] = long["rater"].map(kinds)
     val = long[spec.value]
-    empty = val.isna() | (val.astype("string").str.strip() == "")
+    # An empty cell, or a word such as NA: a missing annotation (the readers keep the words as text).
+    empty = val.isna() | (val.astype("string").str.strip() == "") | val.isin(MISSING_WORDS)
     long = long.loc[~empty.fillna(True)].reset_index(drop=True)
     if mapping:
         long = apply_mapping(long, {k: v for k, v in mapping.items() if k in spec.id_columns}, file=file)
@@ -673,6 +675,97 @@ def _check_required(df: pd.DataFrame, table: str, file: str) -> None:
             if col in ("rater", "score", "winner") and len(others) >= 2:
                 fix += "; if your file has one column per annotator or judge, use the wide layout"
         raise DataError(f"required column '{col}' is missing", file=file, column=col, fix=fix)
+
+
+def look_alikes(columns: Iterable[object], names: Iterable[str]) -> dict[str, str]:
+    """The columns named like one of ``names`` but for case or punctuation, and the name each looks like.
+
+    >>> look_alikes(["score", "Score", "Item ID", "rater"], ["score", "item_id", "rater"])
+    {'Score': 'score', 'Item ID': 'item_id'}
+    """
+    names = set(names)
+    return {str(c): _squash(c) for c in columns if str(c) not in names and _squash(c) in names}
+
+
+def _check_look_alikes(df: pd.DataFrame, table: str, file: str) -> None:
+    """No other column is named like a canonical column but for case or punctuation ('Score' beside 'score'):
+    which of them holds the data is the analyst's call, and an analysis must not meet the other one."""
+    for c, twin in look_alikes(df.columns, [c for c in column_names(table) if c in df.columns]).items():
+        if c != ROW:
+            raise DataError(
+                f"two columns could be the '{twin}' column: '{twin}' and '{c}' (their names differ only in case "
+                "or punctuation)",
+                file=file, column=c,
+                fix=f"map the one that holds the {twin.replace('_', ' ')}s (CLI: --map '{c}={twin}' or --map "
+                    f"{twin}={twin}; app: the column mapping) and the other is left out, or rename or delete one "
+                    "of them",
+            )
+
+
+def _same_system_note(df: pd.DataFrame, file: str) -> list[str]:
+    """The note counting comparisons of a system with itself: win rates leave them out (:func:`evalcore.pairwise.pairs.pairs`)."""
+    if "system_a" not in df.columns or "system_b" not in df.columns:
+        return []
+    same = (df["system_a"] == df["system_b"]).fillna(False).to_numpy(dtype=bool)
+    if not same.any():
+        return []
+    first = df["system_a"][same].iloc[0]
+    return [f"{file}: {int(same.sum()):,} row(s) compare a system with itself (system_a and system_b are both "
+            f"'{first}', first at row {_row_of(df, same)}); win rates leave them out."]
+
+
+#: The columns that name things (items, raters, criteria, systems): a cell is missing there only when it is
+#: empty, and ``NA`` or ``null`` is a name like any other.
+NAME_COLUMNS = ("item_id", "rater", "criterion", "system_a", "system_b", "system", "input_id")
+#: Words that mean "no value" in a cell outside :data:`NAME_COLUMNS` (the readers keep them as text).
+MISSING_WORDS = tuple(w for w in NA_VALUES if w)
+#: Characters nobody sees in a name (C0 controls but tab, line breaks; DEL): a NUL byte in a rater's name
+#: would make a second rater that looks like the first.
+_INVISIBLE = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+
+
+def _is_missing_word(s: pd.Series) -> np.ndarray:
+    """Cells of ``s`` that are one of :data:`MISSING_WORDS` (exactly, as a CSV reader's missing values)."""
+    if _is_text(s):
+        codes, uniq = factorize(s)
+        hit = np.flatnonzero(np.asarray(pd.Index(uniq).isin(MISSING_WORDS), dtype=bool))
+        return np.isin(codes, hit) if len(hit) else np.zeros(len(s), dtype=bool)
+    return np.asarray(s.isin(MISSING_WORDS), dtype=bool)
+
+
+def _missing_words(df: pd.DataFrame) -> None:
+    """``NA``, ``null``, ``NaN``... as missing values outside :data:`NAME_COLUMNS` (scores, verdicts, segments)."""
+    for c in df.columns:
+        s = df[c]
+        if c in NAME_COLUMNS or c == ROW or pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        words = _is_missing_word(s)
+        if words.any():
+            df[c] = s.mask(words)
+
+
+def _check_invisible(df: pd.DataFrame, file: str) -> None:
+    """No name holds a character nobody sees (a NUL byte, a control character): it would be a second name that
+    looks like the first, whatever the position in the file."""
+    for c in NAME_COLUMNS:
+        if c not in df.columns or pd.api.types.is_numeric_dtype(df[c].dtype):
+            continue
+        s = df[c]
+        uniq = _distinct_text(s)
+        bad = uniq[uniq.str.contains(_INVISIBLE).fillna(False)]
+        if not len(bad):
+            continue
+        value = str(bad.iloc[0])
+        char = re.search(_INVISIBLE, value).group(0)
+        hit = s.astype("string").isin(bad).fillna(False)
+        shown = value.encode("unicode_escape").decode("ascii")
+        raise DataError(
+            f"{int(hit.sum())} {c.replace('_', ' ')} value(s) hold an invisible control character "
+            f"({'a NUL byte' if char == chr(0) else 'U+%04X' % ord(char)}): '{shown}' would count as another "
+            f"{c.replace('_', ' ')} than the one it looks like",
+            file=file, column=c, row=_row_of(df, hit),
+            fix="delete the character (it comes from a damaged export or a binary file), or export the file again",
+        )
 
 
 def _check_ids(df: pd.DataFrame, file: str) -> None:
@@ -1009,12 +1102,16 @@ def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = Fal
     if "criterion" not in df.columns and table == RATINGS:
         df["criterion"] = "overall"
     _check_required(df, table, file)
+    _check_look_alikes(df, table, file)
+    _missing_words(df)
+    _check_invisible(df, file)
     _check_ids(df, file)
     _check_rater_kind(df, file)
     if table == RATINGS:
         df, key, fix_dup = _check_ratings(df, file, notes)
     else:
         df, key, fix_dup = _check_comparisons(df, file)
+        notes.extend(_same_system_note(df, file))
     _check_duplicates(df, key, file, fix_dup)
     _check_both_kinds(df, file)
     notes.extend(_empty_texts(df, file, blank_text=blank_text))
@@ -1202,6 +1299,24 @@ def _two_judges(df: pd.DataFrame) -> list[str]:
     return [] if _n_raters(df, JUDGE) >= 2 else ["2+ judges to rank"]
 
 
+def _pair_verdicts(df: pd.DataFrame) -> list[str]:
+    """What win rates refuse (:func:`evalcore.pairwise.pairs.pairs` and ``pair_data``): a pair of two different
+    systems, and a judge's verdict on one."""
+    missing = _cols("system_a", "system_b")(df)
+    if missing:
+        return missing
+    a, b = df["system_a"].astype("string"), df["system_b"].astype("string")
+    two = (a.notna() & b.notna() & (a != b)).fillna(False).to_numpy(dtype=bool)
+    if not two.any():
+        return ["a comparison of two different systems (every row names the same system as system_a and "
+                "system_b)"]
+    verdict = two & _is_kind(df, JUDGE) & df["winner"].notna().to_numpy(dtype=bool)
+    if not verdict.any():
+        return ["a judge verdict on two different systems (the judges' rows compare a system with itself, or "
+                "have no verdict)"]
+    return []
+
+
 def _human_verdicts(df: pd.DataFrame) -> list[str]:
     return [] if _is_kind(df, HUMAN).any() else ["human verdicts (rater_kind=human)"]
 
@@ -1236,7 +1351,7 @@ ANALYSES: tuple[Analysis, ...] = (
              _all(_two_judges, _judge_and_human, _numeric_scores)),
     Analysis("win_rate", "Calibrated win rates (BWRS, Bayesian Dawid-Skene)", COMPARISONS,
              "columns system_a, system_b and judge verdicts (human labels for calibration)",
-             _cols("system_a", "system_b")),
+             _pair_verdicts),
     Analysis("superficial", "Superficial-quality subtraction with an alpha slider (Zhou et al.)", COMPARISONS,
              "columns score_a, score_b, a superficial score (superficial_a/_b or the texts text_a/_b) and "
              "human verdicts", _all(_cols("score_a", "score_b"), _pair_q, _human_verdicts)),
@@ -1343,7 +1458,7 @@ def _summarize(frame: pd.DataFrame, table: str, av: pd.DataFrame) -> Summary:
 
 __all__ = [
     "ANALYSES", "Analysis", "COLUMNS", "MAX_EXTRA_COLUMNS", "ROW", "Summary", "Validated", "WideSpec", "analyses",
-    "apply_mapping", "csv_safe", "safe_file_name", "decimal_comma", "detect_table", "keep_extra_columns", "rater_kinds", "shared_codes", "suggest_mapping",
+    "apply_mapping", "csv_safe", "safe_file_name", "decimal_comma", "detect_table", "keep_extra_columns", "look_alikes", "MISSING_WORDS", "NAME_COLUMNS", "rater_kinds", "shared_codes", "suggest_mapping",
     "suggest_wide", "summarize", "validate", "wide_to_long",
 ]
 

@@ -300,9 +300,15 @@ def estimate_all(comparisons: pd.DataFrame, *, method: str = "ds", prior: Prior 
     if not todo:
         raise NotApplicable(f"no pair includes {baseline}" if baseline else "no system pairs to compare",
                             fix="pick a baseline that appears in system_a or system_b")
-    out = []
+    out, judged = [], 0
     for i, (a, b) in enumerate(todo):
-        pair = pair_data(comparisons, a, b, ties=ties, seed=seed)
+        try:
+            pair = pair_data(comparisons, a, b, ties=ties, seed=seed)
+        except NotApplicable:  # only humans compared this pair: no judge to calibrate (as validate's unlock table says)
+            if progress is not None:
+                progress((i + 1) / len(todo))
+            continue
+        judged += 1
         if judges is not None:
             use = [j for j in judges if j in pair.judges]
             if not use:
@@ -319,6 +325,9 @@ def estimate_all(comparisons: pd.DataFrame, *, method: str = "ds", prior: Prior 
                             n_samples=n_samples, chains=chains, draws=draws, tune=tune))
         if progress is not None:
             progress((i + 1) / len(todo))
+    if not judged:
+        raise NotApplicable("no judge compared two different systems", fix="mark the LLM judges' rows with rater_kind "
+                            "'judge', and check that their rows name two different systems")
     return out
 
 

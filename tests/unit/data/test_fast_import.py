@@ -201,9 +201,10 @@ def test_fast_and_pandas_paths_agree(monkeypatch, name):
 
 def test_fast_path_keeps_text_and_missing_cells():
     frame = io.read_table(ODD["na_tokens.csv"][0], name="na.csv")
-    assert frame["x"].isna().tolist() == [True, True, False, True]
-    assert frame["x"].iloc[2] == " NA "  # only exact tokens are missing
-    assert frame["y"].isna().all() and frame["id"].tolist() == ["1", "2", "3", "4"]
+    # Only empty cells are missing when read: 'NA' may be a rater's name (validation decides by column).
+    assert frame["x"].isna().tolist() == [False, False, False, True]
+    assert frame["x"].iloc[:3].tolist() == ["NA", "null", " NA "]
+    assert frame["y"].iloc[:3].tolist() == ["n/a", "#N/A", "nan"] and frame["id"].tolist() == ["1", "2", "3", "4"]
     quoted = io.read_table(ODD["quoted.csv"][0], name="q.csv")
     assert quoted["text"].tolist() == ["a, b", 'two\nlines "q"', "plain"]
     assert quoted["item_id"].tolist() == ["007", "008", "009"] and quoted["item_id"].dtype == STR
