@@ -160,6 +160,10 @@ class Units:
         True when the items were compressed per group and criterion, not as a whole (an "item"
         then stands for items that share one unit's statistics): valid only for tables grouped by
         ``criterion``, where every group holds one unit per item.
+    varying
+        ``(column, item)`` for each candidate segment left out because it changes within an item
+        (the first such item): a grouping by it is refused with that item named
+        (:meth:`check_by`).
     """
 
     values: np.ndarray
@@ -173,11 +177,23 @@ class Units:
     unit_filter: UnitFilter | None = None
     item_count: np.ndarray | None = None
     per_criterion: bool = False
+    varying: tuple[tuple[str, str], ...] = ()
 
     @property
     def columns(self) -> list[str]:
         """The segment columns, ``criterion`` first."""
         return list(self.codes)
+
+    def check_by(self, by: Sequence[str]) -> None:
+        """A DataError for the first column of ``by`` these units cannot be grouped by: one that changes
+        within an item (naming the item), or one that is not a segment column."""
+        varying = dict(self.varying)
+        for c in by:
+            if c in varying:
+                raise varying_error(c, varying[c])
+            if c not in self.codes:
+                raise DataError(f"cannot group by '{c}': it is not a segment column of this table",
+                                column=c, fix="group by one of: " + ", ".join(self.columns))
 
     @cached_property
     def has_human(self) -> np.ndarray:
@@ -350,20 +366,27 @@ def _items(df: pd.DataFrame, arr, sorted_by_item: bool, known=None) -> _Items:
     return _Items(code, starts[first_run], bits, starts, first_run, run_item)
 
 
+def varying_error(column: str, item: object) -> DataError:
+    """The DataError for grouping by ``column`` when it changes within ``item``."""
+    return DataError(f"column '{column}' has different values within one item ('{item}')",
+                     column=column, fix=f"'{column}' must describe the item; group by another column")
+
+
 def _segment(df: pd.DataFrame, s: str, items: _Items, bits: np.ndarray | None,
-             known=None) -> tuple[np.ndarray, object]:
-    """A per-item segment's code per *item* and its distinct values, checked to be constant per item.
+             known=None) -> tuple[np.ndarray | None, object, int]:
+    """A per-item segment's code per *item*, its distinct values, and the first row where it is not
+    constant within its item (-1: constant; the codes are then None).
 
     For a file sorted by item (``bits``: where the segment changes), the segment may change only
     where the item does, and it is hashed once per run of an item, not once per row. Otherwise it
-    is encoded row by row and checked against its item's first row. Raises DataError naming the
-    first item whose value is not constant.
+    is encoded row by row and checked against its item's first row.
     """
     if bits is not None and items.bits is not None:
         import pyarrow.compute as pc
 
         bad = _first_bit(bits & ~items.bits, len(items.code) - 1)
         bad = bad + 1 if bad >= 0 else -1
+        per_item, uniques = None, None
         if bad < 0:
             sarr = _arrow(df[s])
             enc = pc.dictionary_encode(_take_sorted(sarr, items.starts), null_encoding="encode")
@@ -376,11 +399,7 @@ def _segment(df: pd.DataFrame, s: str, items: _Items, bits: np.ndarray | None,
         rcode, uniques = known or _codes(df[s])
         bad = _passes(len(rcode)).first_mismatch(items.code, items.first_row, rcode)
         per_item = rcode[items.first_row]
-    if bad >= 0:
-        item = df["item_id"].iloc[int(bad)]
-        raise DataError(f"column '{s}' has different values within one item ('{item}')",
-                        column=s, fix=f"'{s}' must describe the item; group by another column")
-    return per_item, uniques
+    return (per_item, uniques, -1) if bad < 0 else (None, None, int(bad))
 
 
 def _distinct(uniques) -> tuple:
@@ -523,8 +542,18 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
     index ``item * n_criteria + criterion`` so that nothing is sorted; the string columns are
     encoded in two threads (pyarrow's kernels release the GIL). Where a rater judged a unit
     several times (``sample``), the first sample is used: the other samples are the subject of
-    self-consistency, not of agreement. Raises DataError when a per-item segment (``language``,
-    ``task``, ...) changes within one item.
+    self-consistency, not of agreement.
+
+    Parameters
+    ----------
+    ratings
+        A validated ratings table.
+    segments
+        The per-item columns to keep for grouping; a DataError when one of them changes within an
+        item. None (the default): every candidate column (:func:`evalcore.columns.segment_columns`);
+        one that changes within an item (a per-row timing, annotation round or comment) is then not
+        a segment: it is left out and recorded in :attr:`Units.varying`, so that only grouping by it
+        fails, with the item named.
     """
     need = {"item_id", "rater", "rater_kind", "criterion", "score"}
     missing = need - set(ratings.columns)
@@ -535,7 +564,8 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
     if "sample" in df.columns and df["sample"].nunique() > 1:
         first = df.groupby(["item_id", "criterion", "rater"], sort=False)["sample"].transform("min")
         df = df[df["sample"] == first]
-    segs = list(segments) if segments is not None else segment_columns(df)
+    strict = segments is not None
+    segs = list(segments) if strict else segment_columns(df)
     segs = [s for s in segs if s != "criterion"]
     # Hashing the string columns is most of the cost, and pyarrow's kernels release the GIL:
     # two threads use both cores of a small machine.
@@ -577,13 +607,20 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
     crit_of_unit = unit_ids % n_crit
     sources = {"criterion": (df["criterion"].iloc[:0], crit_uniques)}
     unit_codes = {"criterion": (crit_of_unit, crit_names)}
+    varying = []
     for s in segs:
-        per_item, suniques = seg_codes[s]
+        per_item, suniques, bad = seg_codes[s]
+        if bad >= 0:
+            item = df["item_id"].iloc[bad]
+            if strict:
+                raise varying_error(s, item)
+            varying.append((s, str(item)))  # a per-row column: it stops only a grouping by it
+            continue
         sources[s] = (df[s].iloc[:0], suniques)
         unit_codes[s] = (per_item[unit_item], _distinct(suniques))
     scale = {str(name): int(used[ci].sum()) for ci, name in enumerate(crit_names)}
     return Units(values=values, counts=counts, judge_codes=judge_codes, judges=tuple(map(str, jnames)),
-                 item=unit_item, scale=scale, codes=unit_codes, sources=sources)
+                 item=unit_item, scale=scale, codes=unit_codes, sources=sources, varying=tuple(varying))
 
 
 def _sort_order(values: tuple) -> np.ndarray:
@@ -720,10 +757,7 @@ class UnitFilter:
         """Units kept and dropped per group of ``by`` (segment columns; empty: one row), columns
         ``*by, units_kept, units_dropped``; groups in the order of :func:`agreement`'s table."""
         by = list(by)
-        unknown = [c for c in by if c not in self.source.codes]
-        if unknown:
-            raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
-                            column=unknown[0], fix="group by one of: " + ", ".join(self.source.columns))
+        self.source.check_by(by)
         gcodes, keys = group_codes(self.source, by)
         hm = self.source.has_human
         w = self.source.weight
@@ -803,7 +837,7 @@ def filter_units(units: Units, *, min_raters: int | None = None, max_raters: int
                  judges=units.judges, item=units.item[rows], scale=units.scale,
                  codes={c: (code[rows], vals) for c, (code, vals) in units.codes.items()}, sources=units.sources,
                  unit_filter=UnitFilter(lo, hi, units, keep), item_count=units.item_count,
-                 per_criterion=units.per_criterion)
+                 per_criterion=units.per_criterion, varying=units.varying)
 
 
 # --------------------------------------------------------------------------- patterns and resampling
@@ -1434,10 +1468,7 @@ def agreement(
 
 def _check_by(units: Units, by: list[str]) -> list[str]:
     """``by``, or a DataError when a column is not a segment or the units cannot be grouped by it."""
-    unknown = [c for c in by if c not in units.codes]
-    if unknown:
-        raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
-                        column=unknown[0], fix="group by one of: " + ", ".join(units.columns))
+    units.check_by(by)
     if units.per_criterion and "criterion" not in by and len(units.codes["criterion"][1]) > 1:
         # Compressed per criterion, an "item" stands for the items sharing one unit's statistics.
         raise DataError("these units were compressed per criterion, so they give tables grouped by criterion only",

@@ -62,10 +62,7 @@ def class_distribution(
     """
     units = data if isinstance(data, Units) else count_units(data)
     by = default_by(units) if by is None else list(by)
-    unknown = [c for c in by if c not in units.codes]
-    if unknown:
-        raise DataError(f"cannot group by '{unknown[0]}'", column=unknown[0],
-                        fix="group by one of: " + ", ".join(units.columns))
+    units.check_by(by)
     chosen = list(units.judges) if judges is None else list(judges)
     bad = [j for j in chosen if j not in units.judges]
     if bad:

@@ -45,6 +45,7 @@ No engine returns a stable row order, so every result is sorted here before use.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -239,6 +240,21 @@ def _per_item_query(p: _Plan):
     return it.group_by(keys).aggregate(_count=it.count(), **bad)
 
 
+def _varying_segments(table, columns: Sequence[str]) -> dict[str, str]:
+    """Of ``columns``, those that change within an item, each with one such item (one look-up per item).
+
+    A per-row column (a timing, an annotation round, a comment) is no segment; left in the big
+    queries' keys it would keep every unit apart, so it is found first and left out.
+    """
+    if not columns:
+        return {}
+    it = table.group_by("item_id").aggregate(
+        _rows=table.count(), **{k: v for i, c in enumerate(columns) for k, v in
+                                ((f"s{i}", table[c].max()), (f"s{i}_lo", table[c].min()), (f"s{i}_nn", table[c].count()))})
+    found = _fetch(it.aggregate(**{f"x{i}": it.item_id.min(where=_segment_bad(it, i)) for i in range(len(columns))}))
+    return {c: str(found[f"x{i}"].iloc[0]) for i, c in enumerate(columns) if not _missing(found[f"x{i}"].iloc[0])}
+
+
 def _check_segments(res: pd.DataFrame, p: _Plan) -> None:
     for k, s in enumerate(p.segments):
         if res[f"bad{k}"].sum() > 0:
@@ -261,7 +277,7 @@ def _sorted(res: pd.DataFrame) -> pd.DataFrame:
 
 
 def _build(p: _Plan, crit: np.ndarray, counts_h: np.ndarray, judge_scores: np.ndarray, seg_values: dict,
-           item: np.ndarray, item_count: np.ndarray, *, per_criterion: bool) -> Units:
+           item: np.ndarray, item_count: np.ndarray, *, per_criterion: bool, varying: dict[str, str]) -> Units:
     """Compressed :class:`Units` from the per-unit statistics the engine returned."""
     q = len(p.values)
     counts = np.zeros((len(crit), q), dtype=np.int64)
@@ -280,7 +296,7 @@ def _build(p: _Plan, crit: np.ndarray, counts_h: np.ndarray, judge_scores: np.nd
         sources[s] = (pd.Series([], dtype=object), uniques)
     return Units(values=p.values, counts=counts, judge_codes=judge_codes, judges=tuple(p.judge_names), item=item,
                  scale=p.scale, codes=codes, sources=sources, item_count=np.asarray(item_count, dtype=np.int64),
-                 per_criterion=per_criterion)
+                 per_criterion=per_criterion, varying=tuple(varying.items()))
 
 
 def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequence[str] | None = None,
@@ -311,7 +327,9 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
     ------
     DataError
         A missing column (named, with the fix), non-numeric scores, a ``rater_kind`` other than
-        human/judge or a rater of both kinds, a segment that varies within an item, an unknown judge.
+        human/judge or a rater of both kinds, a ``by`` column that varies within an item, an unknown judge.
+        Another column that varies within an item (a per-row timing or comment) is no segment: it is left
+        out of the units and recorded in their ``varying``.
     """
     p = _plan(table, judges=judges, judge_raters=judge_raters)
     by = ["criterion"] if by is None else list(by)
@@ -319,6 +337,10 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
     if unknown:  # before the big query, with agreement's message
         raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
                         column=unknown[0], fix="group by one of: " + ", ".join(["criterion", *p.segments]))
+    # Only the grouping's columns may stop the table; the big queries check those (and name the column).
+    varying = _varying_segments(p.table, [s for s in p.segments if s not in by])
+    if varying:
+        p = dataclasses.replace(p, segments=[s for s in p.segments if s not in varying])
     stats = _stat_columns(p)
     nh = len(p.human_values)
     per_criterion = "criterion" in by or len(p.criteria) <= 1
@@ -333,7 +355,7 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
         jscores = res[stats[nh:]].to_numpy(dtype=float).reshape(len(res), len(p.judges))
         segs = {s: res[f"s{k}"] for k, s in enumerate(p.segments)}
         return _build(p, crit, counts_h, jscores, segs, np.arange(len(res)), res["_count"].to_numpy(),
-                      per_criterion=True)
+                      per_criterion=True, varying=varying)
     res = _fetch(_per_item_query(p))
     _check_segments(res, p)
     res = _sorted(res.drop(columns=[c for c in res.columns if c.startswith("bad")]))
@@ -347,7 +369,7 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
         if p.judges else np.zeros((len(t_idx), 0))
     segs = {s: res[f"s{k}"].iloc[t_idx].reset_index(drop=True) for k, s in enumerate(p.segments)}
     return _build(p, c_idx.astype(np.int64), counts_h, jscores, segs, t_idx.astype(np.int64),
-                  res["_count"].to_numpy(), per_criterion=False)
+                  res["_count"].to_numpy(), per_criterion=False, varying=varying)
 
 
 def agreement(table, *, by: Sequence[str] | None = None, judges: Sequence[str] | None = None, n_boot: int = 1000,

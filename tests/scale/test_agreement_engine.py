@@ -135,7 +135,7 @@ def test_errors_name_the_problem_and_the_fix(duck, sample_frame, tmp_path):
         count_units_engine(_engine(duck, small.assign(score=small["score"].astype(str)), tmp_path, "s.parquet"))
     varying = small.assign(language=np.where(np.arange(len(small)) % 7 == 0, "xx", small["language"]))
     with pytest.raises(DataError, match="'language' has different values within one item"):
-        count_units_engine(_engine(duck, varying, tmp_path, "v.parquet"), by=["task"])
+        count_units_engine(_engine(duck, varying, tmp_path, "v.parquet"), by=["language"])
     with pytest.raises(DataError, match="rater_kind holds robot"):
         count_units_engine(_engine(duck, small.assign(rater_kind="robot"), tmp_path, "k.parquet"))
 

@@ -206,14 +206,14 @@ def test_a_segment_that_changes_within_an_item_is_refused(layout):
     if layout == "shuffled":
         bad = bad.sample(frac=1, random_state=2, ignore_index=True)
     with pytest.raises(DataError, match=r"column 'language' has different values within one item \('it0007'\)"):
-        A.count_units(bad)
+        A.count_units(bad, segments=["language"])  # a named segment is checked per item
     # A missing value within an otherwise labelled item is a difference too.
     gap = df.copy()
     labelled = gap.index[gap["language"].notna()]
     item = gap.loc[labelled[0], "item_id"]
     gap.loc[np.flatnonzero(gap["item_id"] == item)[1], "language"] = None
     with pytest.raises(DataError, match=f"'{item}'"):
-        A.count_units(gap)
+        A.count_units(gap, segments=["language"])
 
 
 def test_an_item_sorted_in_two_places_must_agree_with_itself():
@@ -222,7 +222,7 @@ def test_an_item_sorted_in_two_places_must_agree_with_itself():
     moved = pd.concat([df[df["item_id"] != "it0003"], first.assign(language="zz")], ignore_index=True)
     split = pd.concat([first.iloc[:2], moved], ignore_index=True)  # it0003 starts with its own language, ends with zz
     with pytest.raises(DataError, match="'it0003'"):
-        A.count_units(split)
+        A.count_units(split, segments=["language"])
 
 
 @pytest.mark.parametrize("scores, values", [

@@ -1,0 +1,138 @@
+"""Odd values in the analyses (issue 24, defects 1 and 5), on files generated here from the bundled sample.
+
+Defect 1: a per-row column (a timing, an annotation round, a free-text comment) is no segment; it must
+not stop an analysis that does not group by it, and grouping by it must say what is wrong, naming an item.
+
+Defect 5: one score far outside the scale must not make ``bias`` or ``report`` hang, run out of memory or
+crash; the analyses say which score it is, and their cost does not depend on the range of the scores.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.cli import main
+from evalcore.errors import DataError
+from tests.helpers import SAMPLE
+
+#: The per-row columns of defect 1, each with different values within one item.
+EXTRAS = ("duration_ms", "annotation_round", "comment")
+
+
+@pytest.fixture(scope="module")
+def sample() -> pd.DataFrame:
+    """Three languages of the bundled sample (every criterion, judge and layout of it; fewer rows)."""
+    df = pd.read_csv(SAMPLE)
+    return df[df["language"].isin(["English", "Hindi", "Swahili"])].reset_index(drop=True)
+
+
+def _with_extras(df: pd.DataFrame) -> pd.DataFrame:
+    rng = np.random.default_rng(24)
+    n = len(df)
+    return df.assign(duration_ms=rng.integers(200, 90_000, n), annotation_round=rng.integers(1, 4, n),
+                     comment=np.where(rng.random(n) < 0.3, "looks fine, one typo", ""))
+
+
+@pytest.fixture(scope="module")
+def files(sample, tmp_path_factory) -> dict[str, str]:
+    """The sample as CSV, plain and with the per-row columns."""
+    folder = tmp_path_factory.mktemp("odd_values")
+    out = {}
+    for name, frame in (("plain", sample), ("extras", _with_extras(sample))):
+        out[name] = str(folder / f"{name}.csv")
+        frame.to_csv(out[name], index=False)
+    return out
+
+
+# --------------------------------------------------------------------------- defect 1: the library
+
+
+def test_count_units_leaves_per_row_columns_out_and_grouping_by_one_names_the_item(sample):
+    from evalcore.pointwise.agreement import agreement, count_units, filter_units
+    from evalcore.pointwise.distributions import class_distribution
+
+    extras = _with_extras(sample)
+    units = count_units(extras)
+    assert units.columns == ["criterion", "language", "task"]
+    first_item = sample["item_id"].iloc[0]
+    assert dict(units.varying) == {c: first_item for c in EXTRAS}
+    plain = agreement(sample, by=["language"], n_boot=20, seed=1)
+    pd.testing.assert_frame_equal(agreement(extras, by=["language"], n_boot=20, seed=1), plain)
+    pd.testing.assert_frame_equal(agreement(units, by=["language"], n_boot=20, seed=1), plain)
+    for col in EXTRAS:
+        want = rf"column '{col}' has different values within one item \('{first_item}'\)"
+        with pytest.raises(DataError, match=want) as err:
+            agreement(units, by=["language", col], n_boot=0)
+        assert err.value.fix == f"'{col}' must describe the item; group by another column"
+        with pytest.raises(DataError, match=want):
+            class_distribution(units, by=[col])
+        with pytest.raises(DataError, match=want):
+            filter_units(units, min_raters=2).unit_filter.summary([col])
+    # Named segments are checked as before: a column the caller asks for must describe the item.
+    with pytest.raises(DataError, match="column 'duration_ms' has different values within one item"):
+        count_units(extras, segments=["language", "duration_ms"])
+
+
+def test_bias_and_meta_group_only_by_what_they_are_asked(sample):
+    from evalcore.pointwise.bias_report import bias_report
+    from evalcore.pointwise.meta import meta_correlations
+
+    extras = _with_extras(sample)
+    pd.testing.assert_frame_equal(bias_report(extras, by=["language"], n_boot=0).records,
+                                  bias_report(sample, by=["language"], n_boot=0).records)
+    systems = {"system": sample["item_id"].str.len() % 3}
+    pd.testing.assert_frame_equal(meta_correlations(extras.assign(**systems), by=["language"], n_boot=0),
+                                  meta_correlations(sample.assign(**systems), by=["language"], n_boot=0))
+    with pytest.raises(DataError, match="column 'annotation_round' has different values within one item"):
+        bias_report(extras, by=["annotation_round"], n_boot=0)
+
+
+def test_engine_counts_leave_per_row_columns_out(sample, tmp_path):
+    pytest.importorskip("duckdb")
+    pytest.importorskip("ibis")
+    from evalcore.scale.agreement import agreement as eagreement, count_units_engine
+    from evalcore.scale.engine import connect, read
+
+    con = connect("duckdb")
+    plain, extras = tmp_path / "plain.parquet", tmp_path / "extras.parquet"
+    sample.to_parquet(plain)
+    _with_extras(sample).to_parquet(extras)
+    units = count_units_engine(read(con, extras), by=["language", "criterion"])
+    assert units.columns == ["criterion", "language", "task"]
+    assert sorted(dict(units.varying)) == sorted(EXTRAS)
+    for by in (["language", "criterion"], ["task"]):
+        pd.testing.assert_frame_equal(eagreement(read(con, extras), by=by, n_boot=20, seed=2),
+                                      eagreement(read(con, plain), by=by, n_boot=20, seed=2))
+    with pytest.raises(DataError, match="column 'duration_ms' has different values within one item"):
+        eagreement(read(con, extras), by=["language", "duration_ms"], n_boot=0)
+
+
+# --------------------------------------------------------------------------- defect 1: the commands
+
+
+def _json(capsys, argv: list[str]):
+    assert main(argv) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("command", [["agreement", "--by", "language"], ["bias", "--by", "language"],
+                                     ["report"]], ids=lambda c: c[0])
+def test_commands_with_per_row_columns_give_the_plain_results(files, capsys, command):
+    name, *opts = command
+    argv = [name, "{}", *opts, "--boot", "20", "--json"]
+    got = _json(capsys, [a.replace("{}", files["extras"]) for a in argv])
+    want = _json(capsys, [a.replace("{}", files["plain"]) for a in argv])
+    assert got == want and len(got) > 0
+
+
+@pytest.mark.parametrize("name", ["agreement", "bias"])
+@pytest.mark.parametrize("col", EXTRAS)
+def test_grouping_by_a_per_row_column_is_one_clear_error(files, capsys, name, col):
+    assert main([name, files["extras"], "--by", "language", col, "--boot", "0"]) == 1
+    err = capsys.readouterr().err
+    assert f"column '{col}' has different values within one item" in err and "Traceback" not in err
+    assert err.count("\n") == 1
