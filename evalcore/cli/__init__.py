@@ -43,18 +43,68 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``evalcore`` console script; returns the exit status."""
+    """Entry point of the ``evalcore`` console script; returns the exit status.
+
+    Parameters
+    ----------
+    argv
+        The arguments after ``evalcore``; None reads ``sys.argv``. Called with none as the program
+        itself (the console script, ``python -m evalcore.cli``), it ends the process with the
+        status instead of returning it (see :func:`_exit`); called with a list, it returns.
+    """
     import warnings
 
     # ArviZ announces its refactor on import; it is not the user's concern.
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$")
+    program = argv is None and getattr(sys.modules.get("__main__"), "main", None) is main
     ahead = _read_ahead(list(sys.argv[1:] if argv is None else argv))
     if ahead is not None and "pandas" not in sys.modules:  # a fresh process: imports to overlap
         files.prefetch(ahead)
+    if not program:
+        try:
+            return _run(argv)
+        finally:
+            files.drop_prefetched()
     try:
-        return _run(argv)
+        status = _run(argv)
+    except SystemExit as exc:  # argparse: --help, a bad option
+        status = _exit_status(exc.code)
     finally:
         files.drop_prefetched()
+    _exit(status)
+
+
+def _exit_status(code: object) -> int:
+    """The process status :class:`SystemExit` ``code`` stands for, as the interpreter computes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def _exit(status: int) -> None:
+    """End the program with ``status``, without the interpreter's finalization.
+
+    At finalization an Arrow I/O thread may still release a Python buffer (a Parquet read's
+    read-ahead); taking the GIL then ends that thread through a C++ frame that may not unwind,
+    and the process aborts with status 134 ("terminate called without an active exception")
+    after printing the right message, in about 1 run in 100. So the output is flushed, the exit
+    handlers run (temporary folders of the engines, the Spark JVM), and the process ends here.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # output piped into `head`: what was lost is what it did not read
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError):  # a closed or full stream: nothing more can be said there
+            if stream is sys.stdout and status == 0:
+                status = 1
+    import atexit
+
+    atexit._run_exitfuncs()  # what the interpreter would run at exit: the public atexit has no other way
+    os._exit(status)
 
 
 #: The commands that read an input file with evalcore's readers.

@@ -55,7 +55,10 @@ _COMPRESSIONS = (
     ("zstd", b"\x28\xb5\x2f\xfd", (".zst", ".zstd")),
     ("bzip2", b"BZh", (".bz2",)),
 )
-_CHUNK = 1 << 20  # decompress this many input bytes at a time
+_CHUNK = 1 << 20  # decompress this many input bytes at a time, and at most this many output bytes
+#: One decompression at a time in a process: a command's read-ahead and its preset detection both inflate
+#: the file, and a bomb inflated twice at once would cost twice the limit.
+_INFLATE_LOCK = threading.Lock()
 _SHOWN = 4  # member names a message lists
 #: Most members a zip archive may hold: a folder of judge files has tens, a hostile archive millions of empty ones.
 MAX_ZIP_MEMBERS = 10_000
@@ -134,20 +137,21 @@ def _too_large_inflated(name: str, limit: int) -> FileTooLargeError:
     )
 
 
-def _inflate_stdlib(data: bytes, kind: str, limit: int, name: str) -> list[bytes]:
-    """gzip or bzip2 with the standard library, several members/streams in a row, at most ``limit + 1`` bytes."""
+def _inflate_stdlib(data: bytes, kind: str, limit: int, name: str, out: _io.BytesIO) -> None:
+    """gzip or bzip2 with the standard library, several members/streams in a row, into ``out``: at most
+    ``limit + 1`` bytes, never more than :data:`_CHUNK` from one call (a bigger call builds its output
+    in pieces and then copies it whole, twice the memory)."""
     import bz2
     import zlib
 
     def make():
         return zlib.decompressobj(wbits=31) if kind == "gzip" else bz2.BZ2Decompressor()
 
-    out: list[bytes] = []
-    total, pos, dec = 0, 0, make()
+    pos, dec = 0, make()
     view = memoryview(data)
     pending = b""  # input the decompressor has not consumed yet (zlib hands it back)
     while True:
-        room = limit + 1 - total
+        room = min(_CHUNK, limit + 1 - out.tell())  # >= 1: 0 would mean "no limit" to zlib
         if kind == "gzip":
             feed = pending or view[pos:pos + _CHUNK]
             if not pending:
@@ -159,43 +163,45 @@ def _inflate_stdlib(data: bytes, kind: str, limit: int, name: str) -> list[bytes
             if dec.needs_input:
                 pos += len(feed)
             chunk = dec.decompress(feed, room)
-        out.append(chunk)
-        total += len(chunk)
-        if total > limit:
+        out.write(chunk)
+        if out.tell() > limit:
             raise _too_large_inflated(name, limit)
         if dec.eof:
-            rest = bytes(dec.unused_data) + bytes(view[pos:])
-            if not rest.strip(b"\x00"):  # trailing zero padding, as gzip tools allow
-                return out
-            if compression(rest) != kind:
-                raise ValueError("trailing garbage after the compressed data")
-            view, pos, pending, dec = memoryview(rest), 0, b"", make()
-        elif pos >= len(view) and not pending and (kind == "gzip" or dec.needs_input) and not chunk:
+            # The next member starts where this one's unused input does; found by offset, not by copying
+            # the rest of the file for each of thousands of tiny members.
+            pos -= len(dec.unused_data)
+            if compression(bytes(view[pos:pos + 10])) == kind:
+                pending, dec = b"", make()
+                continue
+            if not bytes(view[pos:]).strip(b"\x00"):  # trailing zero padding, as gzip tools allow
+                return
+            raise ValueError("trailing garbage after the compressed data")
+        if pos >= len(view) and not pending and (kind == "gzip" or dec.needs_input) and not chunk:
             raise ValueError("the compressed data ends early")
 
 
-def _inflate_zstd(data: bytes, limit: int, name: str) -> list[bytes]:
-    """zstd through pyarrow's codec (no extra dependency), at most ``limit + 1`` bytes."""
+def _inflate_zstd(data: bytes, limit: int, name: str, out: _io.BytesIO) -> None:
+    """zstd through pyarrow's codec (no extra dependency), into ``out``: at most ``limit + 1`` bytes."""
     import pyarrow as pa
 
-    out: list[bytes] = []
-    total = 0
     with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
         while True:
-            chunk = stream.read(min(_CHUNK * 8, limit + 1 - total))
+            chunk = stream.read(min(_CHUNK, limit + 1 - out.tell()))
             if not chunk:
-                return out
-            out.append(chunk)
-            total += len(chunk)
-            if total > limit:
+                return
+            out.write(chunk)
+            if out.tell() > limit:
                 raise _too_large_inflated(name, limit)
 
 
 def decompress(data: bytes, *, name: str = "the file", limit: int | None = None) -> bytes:
     """``data`` decompressed when it is gzip, zstd or bzip2 (see :func:`compression`), else ``data`` itself.
 
-    Decompression streams and stops as soon as the output passes ``limit`` (default
-    :func:`max_file_bytes`), so a decompression bomb costs at most the limit in memory.
+    Decompression streams, :data:`_CHUNK` bytes at a time, into one growing buffer that becomes
+    the result without a copy, and stops as soon as the output passes ``limit`` (default
+    :func:`max_file_bytes`): a decompression bomb costs the limit in memory, plus the buffer's
+    growth margin (an eighth) and a chunk. One decompression runs at a time in a process
+    (:data:`_INFLATE_LOCK`), so two of them never hold twice that.
 
     Raises
     ------
@@ -208,8 +214,13 @@ def decompress(data: bytes, *, name: str = "the file", limit: int | None = None)
     if kind is None:
         return data
     limit = max_file_bytes() if limit is None else limit
+    out = _io.BytesIO()
     try:
-        parts = _inflate_zstd(data, limit, name) if kind == "zstd" else _inflate_stdlib(data, kind, limit, name)
+        with _INFLATE_LOCK:
+            if kind == "zstd":
+                _inflate_zstd(data, limit, name, out)
+            else:
+                _inflate_stdlib(data, kind, limit, name, out)
     except FileTooLargeError:
         raise
     except Exception as exc:  # zlib.error, OSError, EOFError, ArrowInvalid: a damaged archive
@@ -217,7 +228,7 @@ def decompress(data: bytes, *, name: str = "the file", limit: int | None = None)
         raise DataError(f"could not be decompressed as {kind} ({detail})", file=name,
                         fix="check that the file was copied completely, or decompress it yourself and choose "
                             "the file inside") from None
-    return b"".join(parts)
+    return out.getvalue()  # BytesIO hands over its buffer, trimmed in place, when nothing else holds it
 
 
 def is_zip_archive(source: str | Path | bytes) -> bool:
