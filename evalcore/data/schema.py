@@ -419,8 +419,6 @@ def keep_extra_columns(columns: Sequence[object], *, used: Iterable[str] = (), f
     return [c for c in cols if c not in dropped], [note]
 
 
-
-
 @dataclass(frozen=True)
 class Validated:
     """A canonical table that passed validation, and what the analyst should know about it."""
@@ -758,7 +756,7 @@ def _check_invisible(df: pd.DataFrame, file: str) -> None:
         value = str(bad.iloc[0])
         char = re.search(_INVISIBLE, value).group(0)
         hit = s.astype("string").isin(bad).fillna(False)
-        shown = value.encode("unicode_escape").decode("ascii")
+        shown = re.sub(_INVISIBLE, lambda m: f"\\x{ord(m.group(0)):02x}", value)  # the character, made visible
         raise DataError(
             f"{int(hit.sum())} {c.replace('_', ' ')} value(s) hold an invisible control character "
             f"({'a NUL byte' if char == chr(0) else 'U+%04X' % ord(char)}): '{shown}' would count as another "
