@@ -17,7 +17,7 @@ from evalcore.ui import loading
 
 
 def header() -> None:
-    ui.page("evalcore", icon=":material/balance:")
+    ui.page("evalcore", icon="⚖️")
     st.title("evalcore")
     st.markdown(
         "Audit an LLM judge against human annotators: **where it can be trusted** (agreement per language, "

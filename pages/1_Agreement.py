@@ -35,10 +35,11 @@ from evalcore.ui import agreement_tabs
 from evalcore.columns import segment_columns
 from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractional_judges
 from evalcore.report import guide, plots, tables
+from evalcore.text import md
 
 
 def header() -> None:
-    ui.page("Agreement", icon=":material/handshake:")
+    ui.page("Agreement", icon="🤝")
     st.title("Agreement: can the judge be trusted, and where?")
     st.caption("How often annotators agree with each other, and how often each judge agrees with them, per group, "
                "with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
@@ -97,7 +98,7 @@ def agreement_section(table, units, opts: ui.AuditOptions, opening: str | None) 
     measure = s2.selectbox("Measure", measures, key=f"ag_measure_{judge is None}",
                            format_func=plots.measure_title)
     if judge in fractional_judges(units):
-        st.info(f"{judge} gives non-integer scores (e.g. averages of several samples) while humans use whole "
+        st.info(f"{md(judge)} gives non-integer scores (e.g. averages of several samples) while humans use whole "
                 "numbers, so its scores rarely equal the human majority: percent agreement, Cohen's kappa and F1 "
                 "are low by construction. Read Kendall's tau, Spearman's rho and the interval alpha instead.",
                 icon=":material/info:")
@@ -110,11 +111,11 @@ def flags_section(table, opts: ui.AuditOptions) -> None:
     """Where a judge agrees with humans significantly less than humans with each other."""
     flags = tables.flagged_cells(table, opts.by)
     if flags.n:
-        cells = (", ".join(f"{k} ({v})" for k, v in flags.places) if flags.by
-                 else ", ".join(k for k, _ in flags.places))
+        cells = (", ".join(f"{md(k)} ({v})" for k, v in flags.places) if flags.by
+                 else ", ".join(md(k) for k, _ in flags.places))
         st.warning(f"{flags.n} cell(s) where a judge agrees with humans significantly less than humans agree "
-                   f"with each other" + (f", by {flags.by}: {cells}" if flags.by else f": {cells}") + ". The table "
-                   "below lists them (filter on 'flagged').", icon=":material/flag:")
+                   f"with each other" + (f", by {md(flags.by)}: {cells}" if flags.by else f": {cells}") + ". The "
+                   "table below lists them (filter on 'flagged').", icon=":material/flag:")
     elif opts.judges:
         st.success("No cell where a judge agrees significantly less with humans than humans with each other.",
                    icon=":material/check_circle:")
@@ -139,7 +140,7 @@ def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) 
     if "criterion" in by:
         filters["criterion"] = st.selectbox("Criterion", ui.choice("ag_crit", sorted(units.scale)), key="ag_crit")
     for extra in [c for c in by if c not in ("criterion", facet)]:
-        filters[extra] = st.selectbox(extra, ui.choice(f"ag_f_{extra}", tables.levels(dist, extra)),
+        filters[extra] = st.selectbox(md(extra), ui.choice(f"ag_f_{extra}", tables.levels(dist, extra)),
                                       key=f"ag_f_{extra}")
     shown_judge = judge or (opts.judges[0] if opts.judges else None)
     shown = tables.for_sources(dist, ["humans", shown_judge])
@@ -150,7 +151,7 @@ def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) 
     if shown_judge is None:
         st.caption("The humans only: pick a judge under **Judges** above to see its scores next to theirs.")
     else:
-        st.caption(f"Humans next to {shown_judge} (choose the judge under 'Whose agreement' above).")
+        st.caption(f"Humans next to {md(shown_judge)} (choose the judge under 'Whose agreement' above).")
     ui.figure(plots.class_distribution_figure(shown, row=facet, filters=filters), key="cd_fig")
     st.caption(guide.CAPTIONS["agreement_classes"])
     ui.download_csv(dist, file_name="class_distribution.csv", label="Download the distributions (CSV)", key="cd_dl")
@@ -165,7 +166,7 @@ def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> N
     """The agreement table by group: the figure, the flags (once the tests have run), the numbers, the classes."""
     table, pending = ui.AGREEMENT.points_first(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
                                                seed=opts.seed, min_raters=lo, max_raters=hi)
-    verdict = tables.agreement_verdict(table, by=opts.by, judges=opts.judges, pending=pending)
+    verdict = tables.agreement_verdict(table, by=opts.by, judges=opts.judges, pending=pending, escape=md)
     verdict_section(verdict)
     judge = agreement_section(table, units, opts, verdict.opening)
     if not pending:  # no flag is claimed before the tests have run

@@ -27,11 +27,12 @@ import streamlit as st
 from evalcore import ui
 from evalcore.columns import segment_columns
 from evalcore.report import plots, tables
+from evalcore.text import md
 
 
 
 def header() -> None:
-    ui.page("Bias", icon=":material/balance:")
+    ui.page("Bias", icon="⚖️")
     st.title("Bias: how is the judge biased, and what to do about it?")
     st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
                "the humans, with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
@@ -60,10 +61,12 @@ def findings_section(rep, n_boot: int, pending: bool) -> None:
         st.success("No bias is flagged for the selected judges." if n_boot else
                    "Set resamples above 0 to test for biases.", icon=":material/check_circle:")
     for r in rep.recommendations.itertuples():
-        st.warning(f"**{r.finding}** Found for {r.judges}" + (f" on {r.criteria}" if r.criteria else "")
-                   + f".  \n**What to do:** {r.recommendation} *({r.source})*  \n{r.evidence}.", icon=":material/flag:")
+        # The finding, advice and source are evalcore's words; who, where and the evidence come from the data.
+        st.warning(f"**{r.finding}** Found for {md(r.judges)}" + (f" on {md(r.criteria)}" if r.criteria else "")
+                   + f".  \n**What to do:** {r.recommendation} *({r.source})*  \n{md(r.evidence)}.",
+                   icon=":material/flag:")
     for section, reason in rep.skipped:
-        st.info(f"{section.replace('_', ' ').capitalize()} was not run: {reason}.", icon=":material/info:")
+        st.info(f"{section.replace('_', ' ').capitalize()} was not run: {md(reason)}.", icon=":material/info:")
 
 
 def score_distribution_tab(view, y: str, opts: ui.AuditOptions, crit: str) -> None:
@@ -93,7 +96,7 @@ def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str) -> None
                "computed per criterion, the difference on items both rated.")
     missing = tables.undrawn(view, measure="tau_difference", y=y)
     if missing:
-        st.caption(missing)
+        st.caption(md(missing))
     pbs = ui.PERPLEXITY_BY_SCORE.result(judges=opts.judges, n_boot=min(opts.n_boot, 500), seed=opts.seed)
     ui.figure(plots.perplexity_by_score_figure(pbs, criterion=crit), key="bi_pbs")
     st.caption("Stureborg et al.'s Fig. 2: a judge with familiarity bias gives its top scores to texts with "
@@ -126,7 +129,7 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
     cond = ui.CONDITIONAL_DISTRIBUTION.result(given=given, target=target, threshold=float(thr), judges=judges,
                                               n_boot=0, seed=opts.seed)
     ui.figure(plots.conditional_figure(cond), key="bi_cond")
-    st.caption(f"Stureborg et al.'s Fig. 4: the {target} scores when {given} is high vs low. If the judge's "
+    st.caption(f"Stureborg et al.'s Fig. 4: the {md(target)} scores when {md(given)} is high vs low. If the judge's "
                "two bar sets differ much more than the humans', its criteria are anchored.")
 
 

@@ -28,6 +28,7 @@ from evalcore.columns import COMPARISONS
 from evalcore.data.sample import true_win_rate
 from evalcore.pairwise.winrate import mean_errors, results_frame
 from evalcore.report import guide, plots, tables
+from evalcore.text import md
 
 @dataclass(frozen=True)
 class Selection:
@@ -54,7 +55,7 @@ class Selection:
 
 
 def header() -> None:
-    ui.page("Win rates", icon=":material/trophy:")
+    ui.page("Win rates", icon="🏆")
     st.title("Win rates: what would humans have said?")
     st.caption("A judge's raw win rate k is biased whenever the judge makes mistakes: k = p·q0 + (1−p)·(1−q1). "
                "BWRS and a Bayesian Dawid-Skene model estimate the true win rate p from the judges' verdicts and "
@@ -90,10 +91,10 @@ def metrics_row(sel: Selection, pair, by_method: dict) -> None:
     """k, the humans' p, and each method's calibrated p."""
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Raw judge win rate k", tables.fmt_number(pair.k_observed), border=True,
-              help=f"Share of {tables.verdict_count(pair):,} judge verdicts preferring {sel.a}, pooled over "
+              help=f"Share of {tables.verdict_count(pair):,} judge verdicts preferring {md(sel.a)}, pooled over "
                    "judges (Gao et al. Eq. 4).")
     m2.metric("Humans' win rate", tables.fmt_number(pair.p_human), border=True,
-              help=f"Share of the {pair.n_human} items with a human majority on which humans prefer {sel.a}; "
+              help=f"Share of the {pair.n_human} items with a human majority on which humans prefer {md(sel.a)}; "
                    "over all human labels, whatever the slider says. This is the reference the estimates "
                    "should approach.")
     for col, method in ((m3, "bwrs"), (m4, "ds")):
@@ -125,12 +126,12 @@ def pair_tab(sel: Selection, pair) -> None:
     if truth is not None:
         st.caption(f"The sample data is simulated: the dotted line is the true p ({truth:.2f}) it was generated "
                    "with (sample_data/README.md), which no method sees.")
-    st.caption(f"Each curve is a method's posterior of p, the share of items on which {sel.a} is better than "
-               f"{sel.b}. The dashed line is the raw judge win rate; the solid line what the humans said. A good "
+    st.caption(f"Each curve is a method's posterior of p, the share of items on which {md(sel.a)} is better than "
+               f"{md(sel.b)}. The dashed line is the raw judge win rate; the solid line what the humans said. A good "
                "calibration moves the curve from the dashed line toward the solid one.")
     for r in results:
         for w in r.warnings:
-            st.warning(f"{plots.METHOD_LABEL[r.method]}: {w}", icon=":material/warning:")
+            st.warning(f"{plots.METHOD_LABEL[r.method]}: {md(w)}", icon=":material/warning:")
     ds = by_method.get("ds")
     if ds is not None and not ds.warnings:
         st.caption(f"Dawid-Skene diagnostics: R-hat {ds.rhat:.3f} (at most 1.01 is good), bulk ESS of p "
@@ -144,7 +145,8 @@ def accuracy_section(sel: Selection, results: list) -> None:
     st.subheader("How accurate is each judge on this pair?")
     acc = tables.judge_accuracy(results)
     st.dataframe(tables.judge_accuracy_view(acc, a=a, b=b), hide_index=True, key="wr_judges_table")
-    st.caption(f"q0 = P(judge says {a} | {a} is better), q1 = P(judge says {b} | {b} is better): posterior means "
+    st.caption(f"q0 = P(judge says {md(a)} | {md(a)} is better), q1 = P(judge says {md(b)} | {md(b)} is better): "
+               "posterior means "
                "with 95% intervals. The label counts are the human labels the method used (for an "
                "out-of-distribution prior, the other pair's). 'judge's own p' is BWRS run on that judge alone.")
     d1, d2 = st.columns(2)
@@ -191,7 +193,7 @@ def all_pairs_results(frame) -> None:
     n_warned = tables.with_warnings(frame)
     if n_warned:
         st.warning(f"{n_warned} estimate(s) came with a warning:\n\n"
-                   + "\n".join(f"- {line}" for line in tables.warning_lines(frame)), icon=":material/warning:")
+                   + "\n".join(f"- {md(line)}" for line in tables.warning_lines(frame)), icon=":material/warning:")
 
 
 def error_curve_tab(sel: Selection, pair) -> None:
@@ -213,7 +215,7 @@ def error_curve_tab(sel: Selection, pair) -> None:
     if ui.WINRATE_CURVE.ready(**opts) or st.button("Compute the error curve", key="wr_curve_go", type="primary"):
         curve = ui.WINRATE_CURVE.result(**opts)
         ui.figure(plots.error_curve_figure(curve), key="wr_curve")
-        where = f"over {tables.curve_pairs(curve)} pairs" if every else f"on {sel.a} vs {sel.b}"
+        where = f"over {tables.curve_pairs(curve)} pairs" if every else f"on {md(sel.a)} vs {md(sel.b)}"
         st.caption(f"Mean absolute error {where} of each estimator over the subsets, with ±1 SD bars; "
                    "the dashed grey line is the raw judge win rate's error, which labels cannot change. "
                    "The error should fall as the ratio rises.")

@@ -27,6 +27,7 @@ from evalcore.columns import COMPARISONS, RATINGS
 from evalcore.pairwise import superficial as sp
 from evalcore.pointwise import superficial as ps
 from evalcore.report import guide, plots, tables
+from evalcore.text import md
 
 ALPHAS = [round(0.05 * i, 2) for i in range(21)]
 #: Where the slider opens when cross-validation gives no α.
@@ -69,7 +70,7 @@ class Selection:
 def header():
     """The title and, returned, the place the verdict is written once computed: above the how-to-read note and
     the controls, so that it is on the first screen."""
-    ui.page("Superficial quality", icon=":material/format_size:")
+    ui.page("Superficial quality", icon="🔠")
     st.title("Superficial quality: does the judge reward outputs that only look good?")
     st.caption("Judges prefer outputs that are long, fluent or confident even when they do not follow the "
                "instruction. Zhou et al. (2024) subtract a superficial-quality score Q from the judge's score P: "
@@ -162,9 +163,10 @@ def at_alpha(sel: Selection, table):
 
 def verdict_section(sel: Selection, at, slot) -> None:
     """The answer first: what subtracting Q at the slider's α does, with the numbers."""
-    slot.info(f"**{sel.judge}, Q = {Q_LABEL.get(sel.q, sel.q.replace('rater:', 'scores of '))}.** "
-            + tables.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label),
-            icon=":material/balance:")
+    q = Q_LABEL.get(sel.q, sel.q.replace('rater:', 'scores of '))
+    slot.info(f"**{md(sel.judge)}, Q = {md(q)}.** "
+              + md(tables.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label)),
+              icon=":material/balance:")
 
 
 def at_alpha_section(sel: Selection, table, at) -> None:

@@ -21,6 +21,7 @@ from evalcore import ui
 from evalcore.columns import COMPARISONS
 from evalcore.pairwise.position import METHODS, PROB_COLUMNS, dumps_calibrations
 from evalcore.report import plots, tables
+from evalcore.text import md
 
 ORDER_MEASURES = ("position_consistency", "first_position_preference", "accuracy_original_order",
                   "accuracy_swapped_order", "accuracy_both_orders")
@@ -42,7 +43,7 @@ class Selection:
 def header():
     """The title and, returned, the place the verdict is written once computed (above the how-to-read note
     and the controls: on the first screen)."""
-    ui.page("Position bias", icon=":material/swap_horiz:")
+    ui.page("Position bias", icon="🔀")
     st.title("Position bias: does the verdict depend on which output is shown first?")
     st.caption("A pairwise judge that prefers the first position, or the option labelled \"A\", can give a different "
                "verdict when the same two outputs are swapped. Measured on verdicts in both orders (LLMBar asks every "
@@ -127,7 +128,7 @@ def calibration_section(sel: Selection, frame, report) -> None:
     st.dataframe(tables.before_after(report, judge=judge, by=sel.by), hide_index=True)
     notes = report[(report["judge"] == judge) & (report["measure"] == "not_available")]["note"]
     for note in notes:
-        st.caption(note.replace("not_available: ", "Not available: "))
+        st.caption(md(note.replace("not_available: ", "Not available: ")))
     st.caption("With probabilities every method decides by P(a better) > 0.5, so the columns compare like with "
                "like; the calibrations are fitted on the estimation share and the intervals hold the fit fixed.")
     if sel.saved is None and len(sel.methods) > 1:

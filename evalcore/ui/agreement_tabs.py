@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..report import guide, plots, tables
+from ..text import md
 from .analyses import LEADERBOARD, META, RATER_PAIRS, SYSTEM_MEANS
 from .layout import figure
 from .state import AuditOptions, choice, download_csv
@@ -59,7 +60,7 @@ def meta_tab(ratings, units, opts: AuditOptions) -> None:
         crit = criterion_pick("meta_crit", units)
     group = {"criterion": crit}
     for col, extra in zip(rest, by):
-        group[extra] = col.selectbox(extra, choice(f"meta_f_{extra}", tables.levels(means, extra)),
+        group[extra] = col.selectbox(md(extra), choice(f"meta_f_{extra}", tables.levels(means, extra)),
                                      key=f"meta_f_{extra}")
     shown = tables.rows_where(means, {"judge": judge, **group})
     figure(plots.system_means_figure(shown, judge=judge), key="meta_fig")
@@ -68,7 +69,7 @@ def meta_tab(ratings, units, opts: AuditOptions) -> None:
     st.dataframe(tables.meta_view(meta), hide_index=True)
     st.caption("System level: each system's mean human score against its mean judge score over the same items, "
                "correlated across systems (as SummEval and G-Eval report), per criterion"
-               + (f" and {', '.join(by)}" if by else "") + ", following **Group by** above. Input level: the "
+               + (f" and {md(', '.join(by))}" if by else "") + ", following **Group by** above. Input level: the "
                "correlation across the systems' outputs for one input, averaged over inputs. 95% intervals "
                "resample inputs.")
     d1, d2 = st.columns(2)

@@ -12,6 +12,7 @@ import streamlit as st
 
 from ..data.schema import safe_file_name
 from ..report.guide import HOW_TO_READ
+from ..text import md
 
 #: Session key of the figure download format chosen in the sidebar.
 FORMAT_KEY = "evalcore_figure_format"
@@ -60,16 +61,17 @@ def paginate(values: Sequence, *, key: str, noun: str, per_page: int = 4) -> lis
 
     Long groupings (ten languages, each a row of a faceted figure) would make a page thousands of pixels
     tall; a selector of pages keeps each figure one screen high. The page a user picked is kept while it
-    exists (another dataset may have fewer groups).
+    exists (another dataset may have fewer groups). ``noun`` (a grouping column, named by the data) is written
+    as text: the selector's labels are Markdown.
     """
     values = list(values)
     if len(values) <= per_page:
         return values
     pages = [values[i:i + per_page] for i in range(0, len(values), per_page)]
-    labels = [f"{noun} {i + 1}-{i + len(p)} of {len(values)}" for i, p in zip(range(0, len(values), per_page), pages)]
+    labels = [f"{md(noun)} {i + 1}-{i + len(p)} of {len(values)}" for i, p in zip(range(0, len(values), per_page), pages)]
     if st.session_state.get(key) not in labels:
         st.session_state[key] = labels[0]
-    picked = st.segmented_control(f"{noun.capitalize()}: {per_page} at a time", labels, key=key, required=True)
+    picked = st.segmented_control(f"{md(noun.capitalize())}: {per_page} at a time", labels, key=key, required=True)
     return pages[labels.index(picked)] if picked in labels else pages[0]
 
 

@@ -73,9 +73,9 @@ def upload_panel() -> None:
                              help="Several files at once for a format that joins them (PandaLM); several judges' "
                                   "result.json files of LLMBar as a .zip of their folder.", **_size_limit())
     if st.session_state.get(_ERR):
-        st.error(st.session_state[_ERR], icon=":material/error:")
+        st.error(md(st.session_state[_ERR]), icon=":material/error:")
     if st.session_state.get(_SAME):
-        st.info(st.session_state.pop(_SAME), icon=":material/content_copy:")
+        st.info(md(st.session_state.pop(_SAME)), icon=":material/content_copy:")
     if not files:
         return
     st.session_state[_GEN] = gen + 1
@@ -189,7 +189,7 @@ def mapping_panel(dataset_id: str) -> None:
     files = ws.upload(dataset_id)
     paths = ws.upload_paths(dataset_id, files)
     label = ", ".join(n for n, _ in files)
-    st.subheader(f"Map the columns of {label}")
+    st.subheader(f"Map the columns of {md(label)}")
     detected = detect_preset(paths)
     options = [NONE, *PRESETS]
     preset = st.selectbox(
@@ -217,7 +217,7 @@ def mapping_panel(dataset_id: str) -> None:
     if io.sniff_format(data, fname) == "excel":
         sheets = io.excel_sheets(data, name=fname)
         if len(sheets) > 1:
-            st.warning(f"{fname} has {len(sheets)} sheets with data ({', '.join(sheets)}). Choose the one that "
+            st.warning(f"{md(fname)} has {len(sheets)} sheets with data ({md(', '.join(sheets))}). Choose the one that "
                        "holds the judgments.", icon=":material/tab:")
         sheet = st.selectbox("Sheet", sheets, index=0 if len(sheets) == 1 else None, key=f"sheet_{dataset_id}",
                              placeholder="Choose a sheet")
@@ -276,13 +276,13 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
         ing = ingest.ingest_frame(raw, file=fname, mapping=mapping, table=table, wide=wide,
                                   judge_raters=judge_raters, auto=False)
     except DataError as exc:
-        st.error(app_message(exc), icon=":material/error:")
+        st.error(md(app_message(exc)), icon=":material/error:")
         return
     s = ing.summary()
     st.success(f"Ready: {s.rows:,} judgments of {s.items:,} items by {s.human_raters} human(s) and "
                f"{s.judges} judge(s).", icon=":material/check_circle:")
     for n in ing.notes:
-        st.warning(app_note(n), icon=":material/warning:")
+        st.warning(md(app_note(n)), icon=":material/warning:")
     if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:"):
         with guard("Importing"):
             _finish(dataset_id, name, ing)
@@ -425,7 +425,7 @@ def summary_panel() -> None:
     info = current_info()
     if info is None:
         return
-    st.header(f"{info.name}")
+    st.header(md(info.name))
     for kind in info.tables:
         frame = current_table(kind)
         s, av = _summary(info.id, kind, info.updated.isoformat(), frame)
@@ -438,20 +438,20 @@ def summary_panel() -> None:
         for label, key in (("Languages", "languages"), ("Criteria", "criteria"), ("Tasks", "tasks"),
                            ("Systems", "systems")):
             if s[key]:
-                shown.append((label, len(s[key]), ", ".join(s[key])))
+                shown.append((label, len(s[key]), md(", ".join(s[key]))))
         for col, (label, value, hint) in zip(st.columns(len(shown)), shown):
             col.metric(label, value, help=hint)
         listed = [f"{label}: {', '.join(s[key])}" for label, key in (("Criteria", "criteria"),
                                                                      ("Languages", "languages")) if s[key]]
         if listed:
-            st.caption(" · ".join(listed))
+            st.caption(md(" · ".join(listed)))
         counts, by = tables.coverage(frame)
         if len(counts):
             figure(plots.coverage_figure(counts, by=by), key=f"coverage_{kind}")
         unlocks_section(info.id, kind, av)
         notes = workspace().table_meta(info.id, kind)["notes"]
         for n in notes:
-            st.caption(f"Note: {app_note(n)}")
+            st.caption(f"Note: {md(app_note(n))}")
         report_section(info.name, kind)
         with st.expander(f"Browse the {TABLE_LABEL[kind]} ({s['rows']:,} rows)"):
             st.dataframe(frame.head(1000), hide_index=True)

@@ -4,6 +4,10 @@ evalcore's :class:`~evalcore.errors.DataError` messages serve the CLI and the ap
 fixes name a command-line option (``--map``, ``--preset``, ``--judge-rater``, ``--prior``...). The
 app shows :func:`app_message` instead of ``str(error)``: the same problem, file, row and column, with
 the fix rewritten to name what to click here. A fix that names no CLI option passes unchanged.
+
+The messages are plain text, and hold values from the data (a file name, a column, a judge, a cell). Every
+place that shows one in Streamlit Markdown (``st.error``, ``st.info``, ``st.warning``, ``st.caption``) passes it
+through :func:`evalcore.text.md`, once, where it is shown: ``st.error(md(app_message(exc)))``.
 """
 
 from __future__ import annotations
@@ -66,12 +70,18 @@ def app_fix(fix: str | None) -> str | None:
 
 
 def app_note(note: str) -> str:
-    """An import note (rows left out, verdicts kept as invalid, ...) as the app shows it: no CLI option."""
+    """An import note (rows left out, verdicts kept as invalid, ...) as the app shows it: no CLI option.
+
+    Plain text, like :func:`app_message`: show it in Markdown through :func:`evalcore.text.md`.
+    """
     return app_fix(note) or note
 
 
 def app_message(exc: BaseException) -> str:
-    """The message the app shows for ``exc``: a :class:`DataError`'s with :func:`app_fix` applied."""
+    """The message the app shows for ``exc``: a :class:`DataError`'s with :func:`app_fix` applied.
+
+    Plain text: show it in Markdown as ``md(app_message(exc))`` (:func:`evalcore.text.md`).
+    """
     if not isinstance(exc, DataError):
         return str(exc)
     problem = exc.problem

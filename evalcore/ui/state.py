@@ -51,11 +51,11 @@ def guard(what: str = "This step") -> Iterator[None]:
     try:
         yield
     except NotApplicable as exc:  # nothing is wrong with the data: the method does not apply to it
-        st.info(app_message(exc), icon=":material/info:")
+        st.info(md(app_message(exc)), icon=":material/info:")
     except (DataError, WorkspaceError) as exc:
-        st.error(app_message(exc), icon=":material/error:")
+        st.error(md(app_message(exc)), icon=":material/error:")
     except Exception as exc:  # a bug must not show a traceback, but must be visible
-        st.error(f"{what} failed unexpectedly ({type(exc).__name__}: {str(exc)[:200]}). This is a bug in "
+        st.error(f"{what} failed unexpectedly ({type(exc).__name__}: {md(str(exc)[:200])}). This is a bug in "
                  "evalcore; your data is safe in the workspace.", icon=":material/bug_report:")
 
 
@@ -176,7 +176,7 @@ def no_dataset_message(*, home: bool = False) -> str:
                                          "open the home page, map its columns and click **Import**."))
     gone = missing_id()
     if gone is not None:
-        return (f"The dataset this tab had open (id {gone}) is not in the workspace any more: it was deleted, or "
+        return (f"The dataset this tab had open (id {md(gone)}) is not in the workspace any more: it was deleted, or "
                 f"the link is wrong. To go on, {where}.")
     if _ready():
         return f"No dataset is chosen in this browser tab yet: {where}."
@@ -196,7 +196,7 @@ def require_table(kind: str) -> pd.DataFrame:
         if info is None:
             st.info(no_dataset_message(), icon=":material/info:")
         else:
-            st.info(f"This page needs {TABLE_LABEL[kind]}; the dataset '{info.name}' has none. "
+            st.info(f"This page needs {TABLE_LABEL[kind]}; the dataset '{md(info.name)}' has none. "
                     "Choose a dataset that has them in the sidebar, or load one on the home page.",
                     icon=":material/info:")
         home_link()
@@ -279,7 +279,7 @@ def _dataset_panel() -> None:
         for kind, n in info.tables.items():
             st.caption(f"{TABLE_LABEL[kind].capitalize()}: {n:,} rows")
         if info.source:
-            st.caption(f"Source: {info.source}")
+            st.caption(f"Source: {md(info.source)}")
 
 
 def stop_unusable(exc: WorkspaceError) -> None:
@@ -288,13 +288,15 @@ def stop_unusable(exc: WorkspaceError) -> None:
     st.stop()
 
 
-def page(title: str, icon: str = ":material/balance:") -> None:
+def page(title: str, icon: str = "⚖️") -> None:
     """Page config and the shared sidebar; call first on every page.
 
     The sidebar is the first to open the workspace: when it cannot be used (locked by another program,
     unreadable, in a folder that cannot be written), every page shows that one message and its fix, here,
     instead of Streamlit's "This app has encountered an error".
     """
+    # ``icon`` is an emoji: Streamlit draws it in the browser, while a ":material/..." favicon is fetched from
+    # fonts.gstatic.com on every page (the app must work offline).
     st.set_page_config(page_title=f"{title} · evalcore", page_icon=icon, layout="wide")
     st.session_state.pop(PENDING, None)  # an interrupted run's queue of point-estimates-first results
     try:

@@ -8,6 +8,7 @@ import streamlit as st
 from ..columns import COMPARISONS
 from ..pairwise.winrate import closest_pair, orient_like
 from ..report import tables
+from ..text import md
 from .state import choice, choices, current_table
 
 PRIOR_KINDS = {"ratio": "This pair's human labels", "ood": "Another pair's human labels", "none": "No human labels"}
@@ -43,7 +44,7 @@ def ood_prior(col, pairs, label: str, a: str, b: str, ties: str, seed: int) -> s
                           help="Default: the pair whose raw win rate is closest to this one's, as Gao et al. "
                                "choose it. It is read in the direction whose win rate is closer.")
     a2, b2 = orient_like(frame, a, b, lookup[other], ties=ties, seed=seed)
-    col.caption(f"q0 and q1 from {a2} vs {b2}")
+    col.caption(f"q0 and q1 from {md(a2)} vs {md(b2)}")
     return f"ood:{a2},{b2}"
 
 

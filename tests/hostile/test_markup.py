@@ -26,7 +26,7 @@ from streamlit.testing.v1 import AppTest
 from evalcore.text import md, plot_text
 from tests.helpers import ROOT
 
-#: Every link and image of the payload points here; escaped for Markdown it reads ``evil\.example``.
+#: Every link and image of the payload points here.
 EVIL = "evil.example"
 IMG = f"![img](http://{EVIL}/img.png)"
 LOGIN = f"[Your session expired. Click here to log in again](http://{EVIL}/login)"
@@ -51,8 +51,11 @@ RENAME = {
 }
 NAME = f"![name](http://{EVIL}/name.png) [Click here](http://{EVIL}/login)"
 NOTE = f"3 rows left out: {LOGIN} {IMG}"
-#: Raw markup from the payload that must never reach a Markdown source or a figure's text.
-RAW_MARKDOWN = (EVIL, "**PC**", "**ember**", "**judge2**", "<b>", "<br>x", "<a ")
+#: Markup from the payload, as it would reach a Markdown source unescaped: a link or image (``](http``), a bare
+#: URL GitHub-flavoured Markdown links by itself, bold, a tag.
+RAW_MARKDOWN = re.compile(r"(?<!\\)\]\(http|https?://" + re.escape(EVIL)
+                          + r"|(?<!\\)\*\*(PC|ember|judge2)|<b>|<br>x|<a ")
+#: ... and in a figure's text: a tag from the data.
 RAW_PLOTLY = (f'<a href="http://{EVIL}', "<b>TQ", "<b>ann3", "<b>Natural", "<b>sum", "H<br>x")
 
 
@@ -83,13 +86,21 @@ def store_payload(workspace) -> str:
 
 
 @pytest.mark.parametrize("value", [IMG, LOGIN, A_TAG, BOLD_MD, BOLD_HTML, BREAK, FORMULA, NAME, NOTE,
-                                   ":red[x] $x^2$ :material/home:", "line\nbreak\n# heading"])
+                                   ":red[x] $x^2$ :material/home: :+1:", "line\nbreak\n# heading", "- item",
+                                   "1. first", "> quote", "www.evil.example and ana@evil.example", "a_b_ ~~c~~ | d"])
 def test_md_leaves_no_markdown(value):
     text = md(value)
-    # every punctuation mark escaped, no raw tag, no line break: nothing CommonMark or Streamlit would act on
-    assert EVIL not in text and "<" not in text and ">" not in text and "\n" not in text
-    assert not re.search(r"(?<!\\)[\[\]()*_`!:$#]", text), text
-    assert text.replace("\\", "").replace("&lt;", "<").replace("&gt;", ">") == value.replace("\n", " ")
+    # no raw tag, no line break; every character that opens inline markup, a directive or (first) a block
+    # escaped: nothing CommonMark, GFM or Streamlit would act on
+    assert "<" not in text and ">" not in text and "\n" not in text
+    assert not re.search(r"(?<!\\)[\[\]*`!$|~]|(?<!\\)&(?!lt;|gt;)|(?<!\\):(?=[\w+-])", text), text
+    # an underscore left as it is sits between two letters or digits, where it cannot make emphasis
+    assert not re.search(r"(?<!\\)_(?![^\W_])|(?<![^\W_])(?<!\\)_", text), text
+    assert not re.match(r"[#>+\-=]|\d+[.)]", text), text
+    shown = re.sub(r"\\(.)", r"\1", text).replace("&lt;", "<").replace("&gt;", ">")  # the text Markdown renders
+    # GFM links a bare URL, www. address or e-mail of the rendered text: a word joiner keeps them apart
+    assert not re.search(r"(?i)https?://|www\.|[-.\w+]+@[-\w]+\.", shown), shown
+    assert shown.replace("\u2060", "") == value.replace("\n", " ")
 
 
 @pytest.mark.parametrize("value", [A_TAG, BOLD_HTML, BREAK, "a & b <br/>"])
@@ -202,3 +213,139 @@ def test_figures_of_every_builder_show_names_as_text(payload):
         as_json = json.loads(fig.to_json())  # arrays as lists
         assert not raw_plotly_markup(as_json), (name, raw_plotly_markup(as_json)[:3])
         assert any("&lt;" in s for s in _strings(as_json)), name  # a payload name is drawn, as text
+
+
+# --------------------------------------------------------------------------- the app: every page
+
+
+#: Proto fields Streamlit renders as Markdown: bodies of text and alerts, labels, help texts, the option
+#: labels of radios and button groups (segmented control, pills). Selectbox and multiselect options, tables
+#: and dataframes show plain text, and are not read.
+MARKDOWN_FIELDS = {"body", "label", "help", "content"}
+SKIPPED = {"Arrow", "Dataframe", "Table", "PlotlyChart", "Selectbox", "Multiselect"}
+
+
+def _markdown_sources(proto) -> Iterator[str]:
+    name = type(proto).__name__
+    if name in SKIPPED:
+        yield from (proto.label, proto.help) if name in ("Selectbox", "Multiselect") else ()
+        return
+    for field, value in proto.ListFields():
+        if field.type not in (field.TYPE_MESSAGE, field.TYPE_STRING):
+            continue
+        values = [value] if isinstance(value, str) or hasattr(value, "ListFields") else list(value)
+        if field.type == field.TYPE_MESSAGE:
+            for v in values:
+                yield from _markdown_sources(v)
+        elif field.type == field.TYPE_STRING and (field.name in MARKDOWN_FIELDS
+                                                  or (field.name == "options" and name == "Radio")):
+            yield from values
+
+
+def _nodes(node) -> Iterator:
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _nodes(child)
+
+
+def rendered(at: AppTest) -> tuple[list[str], list[dict]]:
+    """What a run shows as Markdown (the sources), and its figures (data and layout)."""
+    texts, figures = [], []
+    for node in _nodes(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        if type(proto).__name__ == "PlotlyChart":
+            figures.append(json.loads(proto.spec))
+        texts.extend(_markdown_sources(proto))
+    return texts, figures
+
+
+def raw_markdown(texts: list[str]) -> list[str]:
+    """The Markdown sources that hold payload markup unescaped (a link, an image, bold, a tag, a break)."""
+    return [t for t in texts if RAW_MARKDOWN.search(t)]
+
+
+PAGES = ["Home.py", "pages/1_Agreement.py", "pages/2_Bias.py", "pages/3_Win_rates.py",
+         "pages/4_Superficial_quality.py", "pages/5_Position_bias.py"]
+
+
+@pytest.fixture(scope="module")
+def payload_workspace(tmp_path_factory):
+    from evalcore.data.store import Workspace
+
+    path = tmp_path_factory.mktemp("payload") / "ws.duckdb"
+    return path, store_payload(Workspace(path))
+
+
+def _open(page: str, dataset: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
+    at.query_params["dataset"] = dataset
+    at.run()
+    return at if page == "Home.py" else at.switch_page(str(ROOT / page)).run()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_shows_payload_names_as_text(page, payload_workspace, monkeypatch):
+    path, did = payload_workspace
+    monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
+    at = _open(page, did)
+    assert not at.exception, [e.value for e in at.exception]
+    texts, figures = rendered(at)
+    assert not raw_markdown(texts), raw_markdown(texts)[:5]
+    # not vacuous: the page names the payload, escaped (the sidebar's source, a judge, a criterion...)
+    assert any(md(NAME) in t for t in texts), texts[:20]
+    raw = [s for f in figures for s in raw_plotly_markup(f)]
+    assert not raw, raw[:5]
+    if page != "pages/3_Win_rates.py":  # its first tab draws the posteriors of p, named by method only
+        assert figures and any("&lt;" in s for f in figures for s in _strings(f))
+
+
+def test_a_link_in_the_address_bar_stays_text(payload_workspace, monkeypatch):
+    """``?dataset=[Click here to log in again](http://...)``: the message naming it shows it as written."""
+    path, _ = payload_workspace
+    monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
+    at = _open("pages/1_Agreement.py", LOGIN)
+    assert not at.exception, [e.value for e in at.exception]
+    texts, _ = rendered(at)
+    assert any(md(LOGIN) in t for t in texts), texts
+    assert not raw_markdown(texts), raw_markdown(texts)
+
+
+def test_an_upload_named_with_markdown_stays_text(tmp_path, monkeypatch):
+    """The column mapping of an upload whose file name is a link and an image names it as written."""
+    from evalcore.data.store import Workspace
+
+    monkeypatch.setenv("EVALCORE_WORKSPACE", str(tmp_path / "ws.duckdb"))
+    name = f"[Log in again](https:{EVIL}) ![i](https:{EVIL}).csv"
+    csv = ("item,annotator,criterion,score\n" + "".join(
+        f"{i},{r},{IMG},{(i + j) % 3}\n" for i in range(6) for j, r in enumerate([A_TAG, "ann2", "gpt-4"]))).encode()
+    did = Workspace(tmp_path / "ws.duckdb").save_upload([(name, csv)])
+    at = _open("Home.py", did)
+    assert not at.exception, [e.value for e in at.exception]
+    texts, _ = rendered(at)
+    assert any(md(name.removesuffix(".csv")) in t for t in texts), texts
+    assert not raw_markdown(texts), raw_markdown(texts)
+
+
+def test_tables_do_not_hand_out_their_cells_unneutralised():
+    """Streamlit's own "Download as CSV" (and copy) of a table skips csv_safe: the shipped config turns it off."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["disableDataExport"] is True
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_page_icon_is_fetched_from_the_internet(page, tmp_path, monkeypatch):
+    """A ``:material/...`` page icon becomes a favicon fetched from fonts.gstatic.com on every page view (the
+    app must work offline); an emoji is drawn by the browser."""
+    import streamlit as st
+
+    icons = []
+    real = st.set_page_config
+    monkeypatch.setattr(st, "set_page_config", lambda **kw: (icons.append(kw.get("page_icon")), real(**kw))[1])
+    monkeypatch.setenv("EVALCORE_WORKSPACE", str(tmp_path / "ws.duckdb"))
+    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run()
+    if page != "Home.py":
+        at.switch_page(str(ROOT / page)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert icons and all(i and not str(i).startswith(":material/") for i in icons), icons
