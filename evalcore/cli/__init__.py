@@ -156,6 +156,20 @@ def _run(argv: Sequence[str] | None) -> int:
                          "or split it.\n")
         return 1
     except Exception as exc:  # the user must not see a traceback, but must see what broke
+        if _engine_read_error(exc):
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            sys.stderr.write(f"evalcore: error: the engine could not read the input ({detail}). Fix: check that "
+                             "every file it reads is a complete Parquet or CSV file (re-export the one named), or "
+                             "run without --engine for the in-memory reader's diagnosis.\n")
+            return 1
         sys.stderr.write(f"evalcore: error: unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
                          "(this is a bug in evalcore; please report it with the file's first lines)\n")
         return 1
+
+
+def _engine_read_error(exc: Exception) -> bool:
+    """Whether ``exc`` is DuckDB failing on the files it reads, which it opens only when the query runs (a
+    damaged Parquet file among a folder's): the input's fault, not evalcore's."""
+    duckdb = sys.modules.get("duckdb")  # never imported here: only a command that used the engine has it
+    kinds = tuple(getattr(duckdb, n, None) for n in ("InvalidInputException", "IOException"))
+    return duckdb is not None and all(isinstance(k, type) for k in kinds) and isinstance(exc, kinds)

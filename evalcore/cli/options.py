@@ -60,9 +60,18 @@ def add_audit_args(p: argparse.ArgumentParser, *, by_help: str, judge_help: str,
     p.add_argument("--json", action="store_true", help="print tidy JSON records")
 
 
+def _engine(value: str) -> str:
+    """An ``--engine`` value: a blank one (``--engine "$UNSET"``) would silently mean "no engine"."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            "is empty. Fix: give duckdb, spark, spark:MASTER or an ibis URL such as trino://host/catalog, "
+            "or leave --engine out to compute in memory")
+    return value.strip()
+
+
 def add_engine_arg(p: argparse.ArgumentParser) -> None:
     """``--engine``: compute the statistics in an engine (:mod:`evalcore.scale`), for data larger than memory."""
-    p.add_argument("--engine", metavar="ENGINE",
+    p.add_argument("--engine", metavar="ENGINE", type=_engine,
                    help="compute the counts in an engine instead of in memory: duckdb, spark (the master from the "
                         "usual Spark settings, or spark:MASTER) or an ibis URL (trino://..., bigquery://...); FILE is "
                         "then a Parquet or CSV file, a folder of Parquet files, or a table of the engine "
@@ -144,7 +153,7 @@ def engine_table(args: argparse.Namespace):
     """
     from pathlib import Path
 
-    from ..scale.engine import connect, read
+    from ..scale.engine import connect, read, read_files
 
     if args.wide_humans or args.wide_judges or args.preset not in ("auto", "none"):
         raise DataError("--engine reads one ratings table in the canonical columns (no preset, no wide file)",
@@ -163,7 +172,7 @@ def engine_table(args: argparse.Namespace):
         raise DataError(f"the {con.name} engine reads one file or one folder of Parquet files here",
                         fix="give the folder of Parquet files, or use --engine duckdb")
     else:
-        table = con.read_parquet(found) if found[0].lower().endswith(_PARQUET) else con.read_csv(found)
+        table = read_files(con, found)
     mapping = _mapping(args.map)
     unknown = [c for c in mapping if c not in table.columns]
     if unknown:

@@ -437,11 +437,13 @@ def read_table(
         frame, notes = (_read_delimited(data, name, fmt, delimiter, ahead.parsed) if ahead is not None
                         else _read_delimited(data, name, fmt, delimiter))
         first = 2
-    elif fmt == "json":
-        frame, notes = _read_json(data, name)
-        first = 1
-    elif fmt == "jsonl":
-        frame, notes = _read_jsonl(data, name)
+    elif fmt in ("json", "jsonl"):
+        try:
+            frame, notes = _read_json(data, name) if fmt == "json" else _read_jsonl(data, name)
+        except RecursionError:  # json's parser (and json.dumps of a nested value) recurses once per level
+            raise DataError("nests lists or objects too deeply to be read (hundreds of levels, one inside another)",
+                            file=name, fix="flatten it: one record per row, each an object of plain values, "
+                                           'such as {"item_id": "q1", "rater": "gpt-4", "score": 3}') from None
         first = 1
     elif fmt == "parquet":
         frame, notes = _read_parquet(data, name)

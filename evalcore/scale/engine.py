@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -85,6 +86,73 @@ def spark_session(*, master: str | None = None, conf: dict[str, str] | None = No
                         fix="install Java 17 or later, and check the Spark master settings") from None
 
 
+#: What ``--engine`` accepts, for messages.
+ENGINES = ("duckdb (the default), spark or spark:MASTER, or an ibis connection URL such as trino://host/catalog, "
+           "bigquery://project/dataset or duckdb:///path/to/database.duckdb")
+#: The URL schemes whose rest is the path of a database file (ibis reads ``duckdb://a.db`` as a relative path).
+_FILE_SCHEMES = ("duckdb", "sqlite")
+#: The first bytes of a database file of each: DuckDB writes its magic after an 8-byte checksum.
+_FILE_MAGIC = {"duckdb": (8, b"DUCK"), "sqlite": (0, b"SQLite format 3\x00")}
+
+
+def url_schemes() -> list[str]:
+    """The URL schemes :func:`connect` accepts: the ibis backends installed (``postgresql`` is ``postgres``)."""
+    from importlib.metadata import entry_points
+
+    return sorted({e.name for e in entry_points(group="ibis.backends")})
+
+
+def _shown(url: str) -> str:
+    """``url`` for a message, its password (``user:secret@host``) masked, even in a URL that does not parse."""
+    return re.sub(r"^([^:/]*://[^:/@]*:)[^@/]*@", r"\1***@", url)
+
+
+def _check_url(url: str) -> None:
+    """Refuse, with one message, a URL :func:`ibis.connect` would fail on obscurely or act on wrongly: an
+    unknown scheme (ibis looks any word up among its attributes), and for ``duckdb://``/``sqlite://`` a path
+    that is not a database file of that kind (DuckDB would create a missing one, and reject a foreign one
+    with an IO error)."""
+    import urllib.parse
+
+    shown = _shown(url)
+    try:
+        parsed = urllib.parse.urlparse(url)
+        parsed.port  # noqa: B018  (a port that is not a number raises here, not deep inside a driver)
+    except ValueError as exc:
+        raise DataError(f"the engine '{shown}' is not a valid URL ({exc})",
+                        fix=f"use {ENGINES}, written scheme://user@host:port/database") from None
+    scheme = parsed.scheme.replace("postgresql", "postgres")
+    schemes = url_schemes()
+    if scheme not in schemes:
+        what = f"'{parsed.scheme}://' is not an engine evalcore can connect to" if parsed.scheme else \
+            "it has no engine name before '://'"
+        raise DataError(f"the engine '{shown}' cannot be used: {what}",
+                        fix=f"use {ENGINES}; the URL schemes are {', '.join(schemes)}")
+    if scheme not in _FILE_SCHEMES:
+        return
+    path = urllib.parse.unquote(parsed.netloc + parsed.path)
+    if path in ("", ":memory:"):
+        return  # an in-memory database
+    target = Path(path)
+    title = "DuckDB" if scheme == "duckdb" else "SQLite"
+    fix = (f"give the path of an existing {title} database ({scheme}:///absolute/path or {scheme}://relative/path), "
+           "or use --engine duckdb to read Parquet or CSV files")
+    if not target.exists():
+        raise DataError(f"the engine '{shown}' names {path}, which does not exist", fix=fix)
+    if not target.is_file():
+        raise DataError(f"the engine '{shown}' names {path}, which is a folder, not a {title} database file",
+                        fix=fix)
+    offset, magic = _FILE_MAGIC[scheme]
+    try:
+        with open(target, "rb") as fh:
+            head = fh.read(offset + len(magic))
+    except OSError as exc:
+        raise DataError(f"the engine '{shown}' names {path}, which could not be read ({exc.strerror})",
+                        fix="check the file's permissions") from None
+    if head[offset:] != magic:
+        raise DataError(f"the engine '{shown}' names {path}, which is not a {title} database file", fix=fix)
+
+
 def connect(engine: str | None = "duckdb", *, spark_conf: dict[str, str] | None = None):
     """An ibis backend for ``engine``: ``duckdb`` (default), ``spark``, or an ibis connection URL.
 
@@ -92,9 +160,17 @@ def connect(engine: str | None = "duckdb", *, spark_conf: dict[str, str] | None 
     ----------
     engine
         ``duckdb``/None, ``spark`` (optionally ``spark:MASTER``, e.g. ``spark:local[1]``), or a URL
-        that :func:`ibis.connect` understands (``trino://...``, ``bigquery://...``, ``duckdb:///path.db``).
+        that :func:`ibis.connect` understands (``trino://...``, ``bigquery://...``, ``duckdb:///path.db``)
+        whose scheme is an installed ibis backend (:func:`url_schemes`).
     spark_conf
         Extra Spark settings when a Spark session is built.
+
+    Raises
+    ------
+    DataError
+        For an engine that is not one of these, a ``duckdb://``/``sqlite://`` URL that does not name a
+        database file of that kind, a missing backend package, and a connection that fails; the
+        message names the engine (a password in the URL masked) and what to give instead.
     """
     ibis = require_ibis()
     name = (engine or "duckdb").strip()
@@ -110,18 +186,44 @@ def connect(engine: str | None = "duckdb", *, spark_conf: dict[str, str] | None 
         master = name.split(":", 1)[1] if ":" in name else None
         return ibis.pyspark.connect(spark_session(master=master or None, conf=spark_conf))
     if "://" not in name:
-        raise DataError(f"unknown engine '{engine}'",
-                        fix="use duckdb (the default), spark, or an ibis connection URL such as trino://host/catalog")
+        raise DataError(f"unknown engine '{engine}'", fix=f"use {ENGINES}")
+    _check_url(name)
+    scheme = name.split("://")[0]
     try:
         return ibis.connect(name)
     except ImportError as exc:
-        raise DataError(f"the engine '{name.split('://')[0]}' needs a package that is not installed ({exc})",
-                        fix=f"install ibis' backend for it, e.g. pip install 'ibis-framework[{name.split('://')[0]}]'"
-                        ) from None
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"the engine '{scheme}' needs a package that is not installed ({detail})",
+                        fix=f"install ibis' backend for it, e.g. pip install 'ibis-framework[{scheme}]'") from None
+    except Exception as exc:  # a server that cannot be reached, refused credentials, a damaged database file
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise DataError(f"could not connect to the engine '{_shown(name)}' ({type(exc).__name__}"
+                        + (f": {detail})" if detail else ")"),
+                        fix="check the URL, that the server is running and reachable, and the credentials") from None
 
 
 def _parquet_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.parquet") if p.is_file())
+
+
+def _unreadable(con, source: object, exc: Exception) -> DataError:
+    """The engine's own error on reading ``source`` (DuckDB's "No magic bytes found", ...), as one message."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DataError(f"could not be read by the {getattr(con, 'name', 'engine')} engine ({detail})", file=str(source),
+                     fix="check that it is a complete Parquet or CSV file (re-export it), or run without --engine "
+                         "for the in-memory reader's diagnosis")
+
+
+def read_files(con, paths: list[str]):
+    """Several Parquet files, or several CSV files (by the first one's name), as one ibis table on ``con``.
+
+    Raises DataError, naming the files, when the engine cannot read them (a damaged or foreign file).
+    """
+    try:
+        return con.read_parquet(paths) if paths[0].lower().endswith((".parquet", ".pq")) else con.read_csv(paths)
+    except Exception as exc:
+        label = paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1:,} more"
+        raise _unreadable(con, label, exc) from None
 
 
 def read(con, source: str | os.PathLike):
@@ -130,8 +232,17 @@ def read(con, source: str | os.PathLike):
     ``source`` is a Parquet file, a folder of Parquet files (read as one table, however large:
     the engine streams it), a CSV file, a URL the engine reads itself (``s3a://...``, ``hdfs://...``),
     or, on a database engine, the name of a table there.
-    Raises DataError when it is none of these.
+    Raises DataError when it is none of these, and when the engine cannot read it (a damaged file).
     """
+    try:
+        return _read(con, source)
+    except DataError:
+        raise
+    except Exception as exc:  # the engine's own errors: InvalidInputException, IOException, AnalysisException...
+        raise _unreadable(con, source, exc) from None
+
+
+def _read(con, source: str | os.PathLike):
     text = str(source)
     if "://" in text:
         # A path the engine reads itself (s3a://, hdfs://, gs://...): a CSV file, else Parquet (a folder for

@@ -245,3 +245,186 @@ def test_the_cli_on_a_gzip_bomb_peaks_near_the_limit_not_at_twice_it(tmp_path, h
                         "the file to Parquet, which is several times smaller.\n")
     over = (peak - baseline) / 1024
     assert over < 1.6 * 100, f"peak {peak / 1024:.0f} MB, baseline {baseline / 1024:.0f} MB"
+
+
+# --------------------------------------------------------------------------- defect 14: odd --engine values
+
+_BUG = "this is a bug in evalcore"
+
+
+@pytest.fixture
+def ratings_parquet(tmp_path) -> Path:
+    from tests.helpers import SAMPLE
+
+    path = tmp_path / "ratings.parquet"
+    pd.read_csv(SAMPLE).to_parquet(path)
+    return path
+
+
+@pytest.fixture
+def odd_places(tmp_path, monkeypatch) -> Path:
+    """A working folder two levels down, with a text file, a folder and a DuckDB database around it."""
+    pytest.importorskip("ibis")
+    duckdb = pytest.importorskip("duckdb")
+    (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (tmp_path / "folder.duckdb").mkdir()
+    (tmp_path / "notes.db").write_text("not a database\n")
+    duckdb.connect(str(tmp_path / "real.duckdb")).close()
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    return tmp_path
+
+
+_SCHEMES = "athena, bigquery"  # the start of the list of URL schemes the message gives
+
+
+@pytest.mark.parametrize("engine, message", [
+    ("duckdb://../../passwd", "the engine 'duckdb://../../passwd' names ../../passwd, which is not a DuckDB database "
+                              "file. Fix: give the path of an existing DuckDB database (duckdb:///absolute/path or "
+                              "duckdb://relative/path), or use --engine duckdb to read Parquet or CSV files."),
+    ("duckdb://../../etc/passwd", "the engine 'duckdb://../../etc/passwd' names ../../etc/passwd, which does not exist. "
+                                  "Fix: give the path of an existing DuckDB database"),
+    ("duckdb://../../folder.duckdb", "names ../../folder.duckdb, which is a folder, not a DuckDB database file. Fix: "),
+    ("duckdb://../../notes.db", "names ../../notes.db, which is not a DuckDB database file. Fix: "),
+    ("sqlite://../../notes.db", "names ../../notes.db, which is not a SQLite database file. Fix: give the path of "
+                                "an existing SQLite database"),
+    ("duckdb:///no/such/folder/x.duckdb", "names /no/such/folder/x.duckdb, which does not exist. Fix: "),
+    ("foo://bar", "the engine 'foo://bar' cannot be used: 'foo://' is not an engine evalcore can connect to. Fix: use "
+                  "duckdb (the default), spark or spark:MASTER, or an ibis connection URL such as trino://host/catalog"),
+    ("util://x", "'util://' is not an engine evalcore can connect to. Fix: "),  # an attribute of ibis, not a backend
+    ("file:///etc/passwd", "'file://' is not an engine evalcore can connect to. Fix: "),
+    ("://", "the engine '://' cannot be used: it has no engine name before '://'. Fix: "),
+    ("trino://user:hunter2@[::1/db", "the engine 'trino://user:***@[::1/db' is not a valid URL (Invalid IPv6 URL). Fix: "),
+    ("trino://user:hunter2@host:99999/db", "the engine 'trino://user:***@host:99999/db' is not a valid URL "
+                                           "(Port out of range 0-65535). Fix: "),
+    ("nosuch", "unknown engine 'nosuch'. Fix: use duckdb (the default), spark or spark:MASTER, or an ibis "),
+    ("../../passwd", "unknown engine '../../passwd'. Fix: use duckdb"),
+])
+def test_an_odd_engine_gets_one_message(odd_places, ratings_parquet, capsys, engine, message):
+    from evalcore.cli import main
+    from evalcore.scale.engine import connect
+
+    with pytest.raises(DataError) as err:
+        connect(engine)
+    assert message in str(err.value)
+    assert "hunter2" not in str(err.value)
+    assert main(["agreement", str(ratings_parquet), "--engine", engine, "--boot", "0"]) == 1
+    printed = capsys.readouterr().err
+    assert printed.startswith("evalcore: error: ") and message in printed and _BUG not in printed
+    assert printed.count("\n") == 1
+    assert not (odd_places / "a" / "b").joinpath("x.duckdb").exists()
+
+
+def test_an_unknown_scheme_message_lists_the_schemes(odd_places):
+    from evalcore.scale.engine import connect, url_schemes
+
+    with pytest.raises(DataError) as err:
+        connect("foo://bar")
+    assert "duckdb" in url_schemes() and "util" not in url_schemes()
+    assert str(err.value).endswith(f"the URL schemes are {', '.join(url_schemes())}.")
+
+
+def test_a_missing_database_file_is_not_created(odd_places):
+    from evalcore.scale.engine import connect
+
+    with pytest.raises(DataError):
+        connect("duckdb://new.duckdb")
+    assert not Path("new.duckdb").exists()  # DuckDB would have created an empty database there
+
+
+def test_real_databases_and_in_memory_urls_still_connect(odd_places):
+    from evalcore.scale.engine import connect
+
+    for url in ("duckdb://../../real.duckdb", f"duckdb:///{odd_places / 'real.duckdb'}", "duckdb://"):
+        con = connect(url)
+        assert con.name == "duckdb" and con.raw_sql("select 42").fetchall() == [(42,)]
+        con.disconnect()
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_a_blank_engine_is_a_usage_error_not_in_memory(ratings_parquet, capsys, value):
+    from evalcore.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["agreement", str(ratings_parquet), "--engine", value])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == (
+        "evalcore: error: argument --engine: is empty. Fix: give duckdb, spark, spark:MASTER or an ibis URL such as "
+        "trino://host/catalog, or leave --engine out to compute in memory (see 'evalcore agreement --help')\n")
+
+
+def test_a_missing_backend_package_is_one_line(odd_places, ratings_parquet, capsys):
+    from evalcore.cli import main
+
+    pytest.importorskip("ibis")
+    try:
+        import psycopg  # noqa: F401
+        pytest.skip("the postgres backend's driver is installed here")
+    except ImportError:
+        pass
+    assert main(["agreement", str(ratings_parquet), "--engine", "postgres://u:hunter2@localhost:1/db"]) == 1
+    printed = capsys.readouterr().err
+    assert printed.startswith("evalcore: error: the engine 'postgres' needs a package that is not installed (")
+    assert printed.count("\n") == 1 and "hunter2" not in printed and _BUG not in printed
+
+
+@pytest.mark.parametrize("what", ["not parquet", "empty", "folder", "glob"])
+def test_a_damaged_parquet_file_read_by_the_engine_gets_a_message(tmp_path, ratings_parquet, capsys, what):
+    from evalcore.cli import main
+
+    pytest.importorskip("ibis")
+    bad = tmp_path / "data" / "b.parquet"
+    bad.parent.mkdir()
+    bad.write_bytes(b"" if what == "empty" else b"item_id,rater,score\nq1,ann,3\n")
+    (tmp_path / "data" / "a.parquet").write_bytes(ratings_parquet.read_bytes())
+    given = {"folder": str(bad.parent), "glob": str(bad.parent / "*.parquet")}.get(what, str(bad))
+    assert main(["agreement", given, "--engine", "duckdb", "--boot", "0"]) == 1
+    printed = capsys.readouterr().err.splitlines()[-1]
+    assert _BUG not in printed
+    assert "b.parquet" in printed and "Fix: check that" in printed and "complete Parquet or CSV file" in printed
+
+
+# --------------------------------------------------------------------------- defect 14: deeply nested JSON
+
+_DEPTH = 100_000
+_RECORD = '{"item_id": "q1", "rater": "gpt-4", "score": 3}'
+
+
+def _nested(kind: str) -> str:
+    if kind == "lists":
+        return "[" * _DEPTH + "]" * _DEPTH
+    if kind == "objects":
+        return '{"a":' * _DEPTH + "1" + "}" * _DEPTH
+    return "[" + _RECORD[:-1] + ', "extra": ' + "[" * _DEPTH + "]" * _DEPTH + "}]"  # deep inside a record
+
+
+@pytest.mark.parametrize("name, text", [
+    ("lists.json", _nested("lists")),
+    ("objects.json", _nested("objects")),
+    ("in_a_record.json", _nested("record")),
+    ("lines.jsonl", _RECORD + "\n" + _nested("objects") + "\n"),
+    ("second_line.jsonl", _RECORD + "\n" + _RECORD + "\n" + _nested("lists") + "\n"),
+])
+def test_a_deeply_nested_json_file_gets_a_message(tmp_path, capsys, name, text):
+    from evalcore.cli import main
+    from evalcore.data.io import read_table
+
+    path = tmp_path / name
+    path.write_text(text)
+    expected = (f"{name}: nests lists or objects too deeply to be read (hundreds of levels, one inside another). "
+                'Fix: flatten it: one record per row, each an object of plain values, such as {"item_id": "q1", '
+                '"rater": "gpt-4", "score": 3}.')
+    with pytest.raises(DataError) as err:
+        read_table(path)
+    assert str(err.value) == expected
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().err == f"evalcore: error: {expected}\n"
+
+
+def test_a_deeply_nested_json_file_as_a_process(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text(_nested("lists"))
+    r = _evalcore("validate", str(path))
+    assert r.returncode == 1
+    assert r.stderr.startswith("evalcore: error: deep.json: nests lists or objects too deeply") and _BUG not in r.stderr
