@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
                                                                                       n=n_tests)) + "\n")
     for section, reason in rep.skipped:
         w(wrap(f"skipped {section}: {reason}") + "\n")
+    for note in rep.notes:
+        w(wrap(f"note: {note}") + "\n")
     flagged = res[res["flagged"]]
     w(f"\n{len(flagged)} flagged result(s) out of {n_tests} tests ({len(res)} results)\n")
     if len(flagged):

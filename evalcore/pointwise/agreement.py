@@ -80,6 +80,7 @@ saying why an estimate is "not defined" when it is.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -1059,8 +1060,10 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     do = N - _mm(W, diag)
     de = N ** 2 - (marg ** 2).sum(axis=-1)
     out["krippendorff_alpha_nominal"] = 1.0 - safe_div((N - 1) * do, de)
-    # interval: positions are the values themselves
-    v = values
+    # interval: positions are the values themselves (halved to a power of two when a stray score near 1e308
+    # would overflow the squares: exact, and alpha is a ratio)
+    top = float(np.abs(values).max()) if len(values) else 0.0
+    v = values if top <= 1e150 else np.ldexp(values, -math.ceil(math.log2(top)))
     xox = (((C @ v) ** 2 - C @ v ** 2) * inv)
     do = 2 * (marg @ v ** 2) - 2 * _mm(W, xox)
     de = 2 * N * (marg @ v ** 2) - 2 * (marg @ v) ** 2
@@ -1122,7 +1125,11 @@ def _kappas_f1(W: np.ndarray, major: np.ndarray, judge: np.ndarray, has_major: n
     po = safe_div(_mm(W, same), tot)
     pe = safe_div((r * c).sum(axis=-1), tot ** 2)
     out = {"cohen_kappa": safe_div(po - pe, 1 - pe)}
-    span2 = float(values.max() - values.min()) ** 2
+    span = float(values.max() - values.min())
+    if span > 1e150:  # a stray score near 1e308: halve the scale to a power of two (exact; the weights are ratios)
+        values = np.ldexp(values, -math.ceil(math.log2(span)))
+        span = float(values.max() - values.min())
+    span2 = span ** 2
     if span2 > 0:
         d = (values[major] - values[judge]) ** 2 / span2 * hm
         po_q = safe_div(tot - _mm(W, d), tot)

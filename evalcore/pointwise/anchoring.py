@@ -61,6 +61,11 @@ def _pair_stats(M: np.ndarray, unit_item: np.ndarray, n_items: int, pairs: np.nd
     ``M`` holds one unit (an annotator's or the judge's scores on an item) per row.
     """
     fin = np.isfinite(M)
+    # A criterion with a stray score near 1e308 is halved to a power of two first (exact, and r does not
+    # change), so that its squares do not overflow; other data are left bit for bit as they are.
+    top = np.where(fin, np.abs(M), 0.0).max(axis=0, initial=0.0)
+    if (top > 1e150).any():
+        M = np.ldexp(M, -np.where(top > 1e150, np.ceil(np.log2(np.maximum(top, 1.0))), 0.0).astype(np.int64))
     mu = zero_div(np.where(fin, M, 0.0).sum(axis=0), fin.sum(axis=0).astype(float))
     M = M - mu  # centring keeps the sums of squares accurate; r does not change
     X, Y = M[:, pairs[:, 0]], M[:, pairs[:, 1]]

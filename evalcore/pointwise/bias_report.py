@@ -26,10 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..stats import ALPHA, apply_fdr, check_alpha
+from ..stats import ALPHA, apply_fdr, check_alpha, join_notes
 from . import anchoring, consistency, familiarity, scale
 from .recommend import recommendations
 from .sections import RESULT_COLUMNS, BiasNotApplicable
@@ -46,6 +47,8 @@ class BiasReport:
     """Every section's records (a skipped section is one ``not_available`` row whose note says why)."""
 
     records: pd.DataFrame
+    #: Notes about the data every section shares (a stray score: :func:`evalcore.pointwise.scale.stray_scores`).
+    notes: tuple[str, ...] = ()
 
     @property
     def skipped(self) -> tuple[tuple[str, str], ...]:
@@ -121,7 +124,9 @@ def bias_report(
     parts = []
     for i, (section, run) in enumerate(steps):
         try:
-            parts.append(run())
+            # A stray score near 1e308 overflows sums to inf; the stray-score note says why, not numpy.
+            with np.errstate(over="ignore", invalid="ignore"):
+                parts.append(run())
         except BiasNotApplicable as exc:
             parts.append(pd.DataFrame([{"section": section, "measure": NOT_AVAILABLE, "flagged": False,
                                         "opposite": False, "note": exc.problem}]))
@@ -134,4 +139,9 @@ def bias_report(
         records[c] = records[c].astype("boolean").fillna(False).astype(bool)
     for c in ("judge", "test"):
         records[c] = records[c].astype(object).where(records[c].notna(), None)
-    return BiasReport(records=apply_fdr(records, alpha=alpha))
+    stray = scale.stray_scores(ratings)
+    if stray:  # every row of the criterion says so: its scale (top score, range, grid) comes from that score
+        crit = records["criterion"].astype(object)
+        records["note"] = [join_notes(n if isinstance(n, str) else "", stray[str(c)]) if str(c) in stray else n
+                           for n, c in zip(records["note"].astype(object), crit)]
+    return BiasReport(records=apply_fdr(records, alpha=alpha), notes=tuple(stray.values()))

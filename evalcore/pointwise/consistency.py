@@ -53,6 +53,8 @@ and ``nominal`` are available through ``metric``.
 
 from __future__ import annotations
 
+import math
+
 import re
 from typing import Sequence
 
@@ -120,10 +122,19 @@ def _alpha(unit: np.ndarray, code: np.ndarray, values: np.ndarray, Wu: np.ndarra
     marg = np.asarray(C.T @ Wu.T).T  # (R, q) pairable value frequencies
     several = (marg > 0).sum(axis=1) >= 2  # else a single value: no expected disagreement
     if metric == "interval":
-        v = values - (values.min() + values.max()) / 2.0  # centred: same alpha, less cancellation
+        # Centred on the values paired here (a stray 1e10 elsewhere in the cell must not cost every digit of
+        # the humans' sums), and halved to a power of two while a square would overflow (exact: same alpha).
+        used = np.unique(code)
+        v = values - (values[used].min() + values[used].max()) / 2.0
+        span = float(np.abs(v[used]).max())
+        if span > 1e150:
+            v = v / 2.0 ** math.ceil(math.log2(span))
         s1 = np.bincount(unit, weights=v[code], minlength=U)
         s2 = np.bincount(unit, weights=v[code] ** 2, minlength=U)
-        do = Wu @ ((2.0 * m * s2 - 2.0 * s1 ** 2) * inv)
+        # m * s2 - s1^2 as m * (squared deviations from the unit's mean): no cancellation when the unit's
+        # scores sit far from the centre (every other unit of a judge with one stray 1e10).
+        dev = v[code] - (s1 / np.maximum(m, 1.0))[unit]
+        do = Wu @ ((2.0 * m * np.bincount(unit, weights=dev ** 2, minlength=U)) * inv)
         de = 2.0 * N * (Wu @ s2) - 2.0 * (Wu @ s1) ** 2
     elif metric == "nominal":
         sq = np.asarray(C.multiply(C).sum(axis=1)).ravel()

@@ -55,6 +55,7 @@ all judges) unless the caller passes ``scale``; its *top score* is that maximum.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -111,6 +112,47 @@ def _entropy_bits(hist: np.ndarray) -> np.ndarray:
     p = hist / np.where(tot > 0, tot, 1.0)[..., None]
     out = entr(p).sum(axis=-1) / _LN2
     out[tot <= 0] = np.nan
+    return out
+
+
+# --------------------------------------------------------------------------- stray scores
+
+#: A score is *stray* when it lies more than this many widths of the bulk (the middle half of the criterion's
+#: scores, counted at least 1 wide) beyond the bulk: 1e6 on a 0-100 scale, 50 on a 1-5 scale.
+STRAY_WIDTHS = 10
+
+
+def stray_scores(ratings: pd.DataFrame) -> dict[str, str]:
+    """Per criterion, a note naming the scores far outside the bulk of its scores (a typo such as 1e6 on a
+    0-100 scale), or nothing when there is none.
+
+    The analyses use every score as given, so a stray score sets the top (or bottom) of the scale read from
+    the data; the note says which score it is, whose, and on which item, so that it can be corrected.
+    Missing and non-numeric scores are not stray (validation reports them).
+
+    >>> df = pd.DataFrame({"item_id": range(6), "rater": ["h"] * 5 + ["gpt"], "criterion": "fluency",
+    ...                    "score": [1, 2, 3, 4, 5, 1e6]})
+    >>> stray_scores(df)["fluency"][:95]
+    "score 1e+06 by 'gpt' on item '5' lies far outside the other scores of 'fluency' (1 to 5) and lo"
+    """
+    crit = (ratings["criterion"].astype("string").fillna("overall") if "criterion" in ratings.columns
+            else pd.Series("overall", index=ratings.index, dtype="string"))
+    score = pd.to_numeric(ratings["score"], errors="coerce")
+    ok = np.isfinite(score.to_numpy(dtype=float, na_value=np.nan))
+    out: dict[str, str] = {}
+    for c, x in score[ok].groupby(crit[ok], sort=True):
+        lo, hi = x.quantile(0.25), x.quantile(0.75)
+        reach = STRAY_WIDTHS * max(hi - lo, 1.0)
+        stray = (x > hi + reach) | (x < lo - reach)
+        if not stray.any():
+            continue
+        rest = x[~stray]
+        named = [f"score {v:g} by '{ratings.at[i, 'rater']}' on item '{ratings.at[i, 'item_id']}'"
+                 for i, v in x[stray].head(3).items()]
+        more = f" and {int(stray.sum()) - 3} more" if stray.sum() > 3 else ""
+        out[str(c)] = (f"{'; '.join(named)}{more} lies far outside the other scores of '{c}' "
+                       f"({rest.min() + 0.0:g} to {rest.max():g}) and looks like a typo; the analyses use it as given "
+                       f"(it sets the scale read from the data): correct or remove it in the file")
     return out
 
 
@@ -366,25 +408,55 @@ def _reference_weights(offsets: list[int]) -> np.ndarray:
     return np.linalg.pinv(X)[0]
 
 
-def _round_weights(lo: int, hi: int, base: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indicator of inner multiples of ``base`` and the excess weights over the grid lo..hi.
+def _whole(values: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Whole-number ``values`` as exact integers: int64, or Python ints where a score or the scale's ends
+    are beyond it (a stray 1e308), so that ``v - 1`` is never ``v``."""
+    if max(abs(lo), abs(hi)) < 2 ** 62 and (not len(values) or np.abs(values).max() < 2.0 ** 62):
+        return values.astype(np.int64)
+    return np.array([int(v) for v in values], dtype=object)
+
+
+@lru_cache(maxsize=None)
+def _neighbour_weights(offsets: tuple[int, ...]) -> dict[int, float]:
+    """:func:`_reference_weights` of a multiple's inner neighbours at ``offsets``, by offset."""
+    return dict(zip(offsets, _reference_weights(list(offsets))))
+
+
+def _round_weights(values: np.ndarray, lo: int, hi: int, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indicator of inner multiples of ``base`` and the excess weights, at the distinct whole-number scores
+    ``values`` of the scale lo..hi (0 at a score that is not a whole number).
 
     ``c[v] = 1`` at each multiple ``v`` of ``base`` with ``lo < v < hi``, minus the weights that give
     the reference ``r_v``: the least-squares quadratic through the histogram at the neighbours
     ``v-2, v-1, v+1, v+2`` that are inner scores too (``lo < u < hi``), evaluated at ``v``
     (with all four: ``r_v = (-p_{v-2} + 4 p_{v-1} + 4 p_{v+1} - p_{v+2}) / 6``). So
-    ``p @ c = sum_v (p_v - r_v)``.
+    ``p @ c = sum_v (p_v - r_v)``. Only the scores given matter (a score not given has ``p_u = 0``),
+    so the cost is that of ``values``, whatever the range lo..hi (one stray 1e10 on a 0-100 scale).
     """
-    grid = np.arange(lo, hi + 1)
-    ind = np.zeros(len(grid))
-    c = np.zeros(len(grid))
-    for v in grid[(grid % base == 0) & (grid > lo) & (grid < hi)]:
-        ind[v - lo] = 1.0
-        c[v - lo] += 1.0
-        nb = [u for u in range(v - ROUND_WINDOW, v + ROUND_WINDOW + 1) if u != v and lo < u < hi]
-        if nb:
-            c[np.asarray(nb) - lo] -= _reference_weights([u - v for u in nb])
+    values = np.asarray(values, dtype=float)
+    ind, c = np.zeros(len(values)), np.zeros(len(values))
+    whole = np.flatnonzero(values == np.round(values))
+    u = _whole(values[whole], lo, hi)
+    inner = (u > lo) & (u < hi)
+    offsets = [o for o in range(-ROUND_WINDOW, ROUND_WINDOW + 1) if o != 0]
+    # u is the neighbour at offset d of the multiple v = u - d; d from +2 down gives the multiples in
+    # ascending order, the order in which a grid lo..hi adds them up.
+    for d in range(ROUND_WINDOW, -ROUND_WINDOW - 1, -1):
+        v = u - d
+        at = np.flatnonzero(inner & (v % base == 0) & (v > lo) & (v < hi))
+        if d == 0:
+            ind[whole[at]] = 1.0
+            c[whole[at]] += 1.0
+            continue
+        for k in at:
+            nb = tuple(o for o in offsets if lo < v[k] + o < hi)  # u itself is one: it is inner
+            c[whole[k]] -= _neighbour_weights(nb)[d]
     return ind, c
+
+
+def _inner_multiple(lo: int, hi: int, base: int) -> bool:
+    """Whether the scale lo..hi has a multiple of ``base`` strictly inside it."""
+    return (lo // base + 1) * base < hi
 
 
 def _inner(levels: int) -> np.ndarray:
@@ -405,7 +477,8 @@ def round_excess(pmf: Sequence[float] | np.ndarray, *, lowest: int, base: int = 
     top scores of the grid left out).
     """
     p = np.asarray(pmf, dtype=float)
-    _, c = _round_weights(int(lowest), int(lowest) + len(p) - 1, int(base))
+    lo = int(lowest)
+    _, c = _round_weights(np.arange(lo, lo + len(p), dtype=float), lo, lo + len(p) - 1, int(base))
     return float(p @ c / (p @ _inner(len(p))))
 
 
@@ -512,19 +585,22 @@ def round_number_bias(
         rows = prep.rows(c)
         item_loc, n_items = cell_items(prep, rows)
         W = item_weights(cell_rng(base, ("round_number_bias", key)), n_items, n_boot)
-        weights = {m: _round_weights(lo, hi, m) for m in ROUND_BASES}
-        per = _round_sources(table, prep, key, rows, item_loc, W, weights, lo)
-        _round_differences(table, prep, key, per, W, weights, lo, hi)
+        # On the distinct scores given, not a grid over the scale: one stray 1e10 must not cost a 1e10 grid.
+        values, vcode = np.unique(prep.score[rows], return_inverse=True)
+        weights = {m: _round_weights(values, lo, hi, m) for m in ROUND_BASES}
+        per = _round_sources(table, prep, key, rows, item_loc, W, weights, vcode, values, lo, hi)
+        _round_differences(table, prep, key, per, W, lo, hi)
     return _in_measure_order(table.frame(), prep.by)
 
 
 def _round_sources(table: SectionTable, prep: CellRatings, key: tuple, rows: np.ndarray, item_loc: np.ndarray,
-                   W: np.ndarray, weights: dict, lo: int) -> dict[int, dict | str]:
-    """Round-number shares and excesses of every source of one cell, over its inner ratings; returns each
-    source's per-item statistics, or why it has none (scores that are not whole numbers)."""
+                   W: np.ndarray, weights: dict, vcode: np.ndarray, values: np.ndarray, lo: int,
+                   hi: int) -> dict[int, dict | str]:
+    """Round-number shares and excesses of every source of one cell, over its inner ratings (``vcode``: each
+    rating's index into the cell's distinct scores ``values``); returns each source's per-item statistics, or
+    why it has none (scores that are not whole numbers)."""
     src, score = prep.source[rows], prep.score[rows]
-    levels = len(next(iter(weights.values()))[0])
-    hi = lo + levels - 1
+    inner = ((values > lo) & (values < hi)).astype(float)
     per: dict[int, dict | str] = {}
     for s in range(1 + len(prep.judges)):
         m = src == s
@@ -541,26 +617,27 @@ def _round_sources(table: SectionTable, prep: CellRatings, key: tuple, rows: np.
                 if not meas.endswith("difference"):
                     _add(table, key, judge, meas, np.nan, n_src, undefined=per[s])
             continue
-        H = _hist(item_loc[m], (sc - lo).astype(np.int64), W.shape[1], levels)
-        stats = {"n": H @ _inner(levels)}  # inner ratings per item: the denominator of every share
+        H = _hist(item_loc[m], vcode[m], W.shape[1], len(values))
+        stats = {"n": H @ inner}  # inner ratings per item: the denominator of every share
         for mb, (ind, cw) in weights.items():
             stats[f"share_{mb}"] = H @ ind
             stats[f"excess_{mb}"] = H @ cw
         per[s] = stats
         tot = W @ stats["n"]
-        for mb, (ind, _) in weights.items():
+        for mb in weights:
+            inside = _inner_multiple(lo, hi, mb)
             why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it "
-                   "(the lowest and top scores are left out)" if not ind.any() else
+                   "(the lowest and top scores are left out)" if not inside else
                    f"not defined: no rating lies strictly between the lowest ({lo}) and top ({hi}) score")
-            share = np.nan if not ind.any() else safe_div(W @ stats[f"share_{mb}"], tot)
-            exc = np.nan if not ind.any() else safe_div(W @ stats[f"excess_{mb}"], tot)
+            share = np.nan if not inside else safe_div(W @ stats[f"share_{mb}"], tot)
+            exc = np.nan if not inside else safe_div(W @ stats[f"excess_{mb}"], tot)
             _add(table, key, judge, f"round_share_{mb}", share, n_src, undefined=why)
             _add(table, key, judge, f"round_excess_{mb}", exc, n_src, undefined=why)
     return per
 
 
 def _round_differences(table: SectionTable, prep: CellRatings, key: tuple, per: dict[int, dict | str],
-                       W: np.ndarray, weights: dict, lo: int, hi: int) -> None:
+                       W: np.ndarray, lo: int, hi: int) -> None:
     """Each judge's round-number excess minus the humans', on the items both rated (the tested rows)."""
     h = per.get(0)
     for s in range(1, 1 + len(prep.judges)):
@@ -568,16 +645,17 @@ def _round_differences(table: SectionTable, prep: CellRatings, key: tuple, per: 
             continue
         judge = prep.source_name(s)
         j = per[s]
-        for mb, (ind, _) in weights.items():
+        for mb in ROUND_BASES:
+            inside = _inner_multiple(lo, hi, mb)
             meas = f"round_excess_{mb}_difference"
             why = _round_difference_undefined(j, h)
             if why:
                 _add(table, key, judge, meas, np.nan, 0, undefined=why)
                 continue
             common = ((j["n"] > 0) & (h["n"] > 0)).astype(float)
-            if not ind.any() or not common.any():
+            if not inside or not common.any():
                 why = (f"not defined: the scale {lo}-{hi} has no multiple of {mb} strictly inside it"
-                       if not ind.any() else
+                       if not inside else
                        "not defined: no item in this group has inner scores (strictly between the lowest "
                        "and top score) from both the judge and humans")
                 _add(table, key, judge, meas, np.nan, int(common.sum()), undefined=why)

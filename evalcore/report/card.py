@@ -392,7 +392,8 @@ def cells_text(cells: Sequence[tuple], *, criteria: Sequence[str], column: str |
         got[0].extend(crits)
         got[1].append(vals)
     ordered = sorted(said.items(), key=lambda kv: (-max(map(len, kv[1][1])) * len(kv[1][0]), kv[0]))
-    return "; ".join(" ".join(p for p in (_on(sorted(c for c in crits if c is not None), criteria),
+    # A finding over every criterion (anchoring) has no criterion: None, or NaN from a table's missing value.
+    return "; ".join(" ".join(p for p in (_on(sorted(c for c in crits if c is not None and c == c), criteria),
                                           text + (" each" if len(sets) > 1 else "")) if p)
                      for text, (crits, sets) in ordered)
 

@@ -136,3 +136,108 @@ def test_grouping_by_a_per_row_column_is_one_clear_error(files, capsys, name, co
     err = capsys.readouterr().err
     assert f"column '{col}' has different values within one item" in err and "Traceback" not in err
     assert err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- defect 5: one stray score
+
+#: The rating given the stray score: a judge's, on the first item (its row in the generated file).
+STRAY_RATER, STRAY_ITEM = "gpt-4/per-criterion", "en-open_prompt-00"
+
+
+def _on_100(sample: pd.DataFrame) -> pd.DataFrame:
+    """The sample's scores spread over a 0-100 scale (whole numbers), as judges asked for 1-100 give them."""
+    rng = np.random.default_rng(5)
+    top = sample.groupby("criterion")["score"].transform("max")
+    score = np.clip(np.round(sample["score"] / top * 80 + rng.normal(10, 8, len(sample))), 0, 100) + 0.0
+    return sample.assign(score=score)
+
+
+def _stray(sample: pd.DataFrame, value: float) -> tuple[pd.DataFrame, str]:
+    df = _on_100(sample)
+    at = np.flatnonzero((df["rater"] == STRAY_RATER) & (df["item_id"] == STRAY_ITEM) & (df["criterion"] == "TQ"))[0]
+    df.loc[at, "score"] = value
+    return df, "TQ"
+
+
+def test_round_number_weights_cost_the_distinct_scores_not_the_range(sample, monkeypatch):
+    """The round-number weights are computed on the scores given: one 1e10 on a 0-100 scale costs one more
+    value, not a grid of 1e10 (the old code allocated ``np.arange(lo, hi + 1)``)."""
+    from evalcore.pointwise import scale
+
+    sizes = []
+    real = scale._round_weights
+
+    def spy(values, lo, hi, base):
+        out = real(values, lo, hi, base)
+        sizes.append((len(out[0]), hi - lo))
+        return out
+
+    monkeypatch.setattr(scale, "_round_weights", spy)
+    df, crit = _stray(sample, 1e10)
+    res = scale.round_number_bias(df, n_boot=10)
+    distinct = df.groupby("criterion")["score"].nunique()
+    assert sizes and all(n <= distinct.max() for n, _ in sizes)
+    assert max(span for _, span in sizes) == 10**10  # the scale read from the data does reach the stray score
+    assert res["estimate"].notna().any()
+
+
+def test_round_number_weights_match_the_grid_they_replace():
+    """At every whole number of a scale, the weights are those of the dense grid over it (the old definition)."""
+    from evalcore.pointwise.scale import _reference_weights, _round_weights
+
+    for lo, hi, base in ((0, 100, 5), (1, 10, 5), (1, 100, 10), (-7, 12, 3), (0, 6, 2)):
+        grid = np.arange(lo, hi + 1)
+        ind, c = np.zeros(len(grid)), np.zeros(len(grid))
+        for v in grid[(grid % base == 0) & (grid > lo) & (grid < hi)]:
+            ind[v - lo] = 1.0
+            c[v - lo] += 1.0
+            nb = [u for u in range(v - 2, v + 3) if u != v and lo < u < hi]
+            c[np.asarray(nb) - lo] -= _reference_weights([u - v for u in nb])
+        got_ind, got_c = _round_weights(grid.astype(float), lo, hi, base)
+        assert np.array_equal(got_ind, ind) and np.array_equal(got_c, c)
+        some = grid[::3].astype(float)  # only some scores given: the same weights at those
+        sub_ind, sub_c = _round_weights(some, lo, hi, base)
+        assert np.array_equal(sub_ind, ind[::3]) and np.array_equal(sub_c, c[::3])
+
+
+@pytest.mark.parametrize("value", [1e6, 1e10, 1e308], ids=["1e6", "1e10", "1e308"])
+def test_bias_and_report_finish_with_a_note_on_the_stray_score(sample, tmp_path, capsys, value):
+    import warnings
+
+    df, crit = _stray(sample, value)
+    path = tmp_path / "stray.csv"
+    df.to_csv(path, index=False)
+    plain = tmp_path / "plain.csv"
+    _on_100(sample).to_csv(plain, index=False)
+    note = (f"score {value:g} by '{STRAY_RATER}' on item '{STRAY_ITEM}' lies far outside the other scores of "
+            f"'{crit}' (0 to 100) and looks like a typo; the analyses use it as given")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning printed to the terminal fails the command
+        assert main(["bias", str(path), "--boot", "20"]) == 0
+        out = capsys.readouterr()
+        assert "note: " + note[:60] in out.out and out.err == ""
+        got = pd.DataFrame(_json(capsys, ["bias", str(path), "--boot", "0", "--json"]))
+        want = pd.DataFrame(_json(capsys, ["bias", str(plain), "--boot", "0", "--json"]))
+        assert main(["report", str(path), "--boot", "20", "--json"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    # Every row of the criterion carries the note; no other criterion's does.
+    tq = got["criterion"] == crit
+    assert got.loc[tq, "note"].str.contains(note, regex=False).all()
+    assert not got.loc[~tq, "note"].fillna("").str.contains("far outside").any()
+    # No false note elsewhere: the sections that do not read the scale's ends say what they said without it.
+    keys = ["section", "judge", "criterion", "measure"]
+    for section in ("anchoring", "self_consistency"):
+        a = got[got["section"] == section].set_index(keys)["note"].fillna("")
+        a = a.str.replace(r"(; )?score \S+ by '[^']*' on item '[^']*' lies far outside .*? in the file", "", regex=True)
+        b = want[want["section"] == section].set_index(keys)["note"].fillna("")
+        pd.testing.assert_series_equal(a.sort_index(), b.sort_index(), check_names=False)
+
+
+def test_stray_scores_name_only_scores_far_outside_the_bulk(sample):
+    from evalcore.pointwise.scale import stray_scores
+
+    assert stray_scores(_on_100(sample)) == {}  # a 0-100 scale used in full: nothing stray
+    assert stray_scores(pd.read_csv(SAMPLE)) == {}
+    df, crit = _stray(sample, -5e4)
+    (only,) = stray_scores(df).items()
+    assert only[0] == crit and only[1].startswith(f"score -50000 by '{STRAY_RATER}' on item '{STRAY_ITEM}'")
