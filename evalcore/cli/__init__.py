@@ -69,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = _run(argv)
     except SystemExit as exc:  # argparse: --help, a bad option
         status = _exit_status(exc.code)
+    except BrokenPipeError:  # the help piped into `head`: stop quietly, as _run does for the results
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 0
     finally:
         files.drop_prefetched()
     _exit(status)
@@ -94,6 +97,8 @@ def _exit(status: int) -> None:
     handlers run (temporary folders of the engines, the Spark JVM), and the process ends here.
     """
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # no console (pythonw)
+            continue
         try:
             stream.flush()
         except BrokenPipeError:  # output piped into `head`: what was lost is what it did not read
