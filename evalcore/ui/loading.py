@@ -138,7 +138,7 @@ def _precheck(payload: list[tuple[str, bytes]]) -> None:
             with workspace().scratch_files(payload) as paths:
                 preset = detect_preset(paths)
             if preset is None:
-                io.read_table(data, name=name)  # raises for empty, header-only, not-a-list JSON, a zip of no format...
+                _read_bytes(name, data, None)  # raises for empty, header-only, not-a-list JSON, a zip of no format...
 
 
 # --------------------------------------------------------------------------- mapping
@@ -155,8 +155,19 @@ def pending_id() -> str | None:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _read_raw(dataset_id: str, name: str, data: bytes, sheet: str | None) -> pd.DataFrame:
+def _read_bytes(name: str, data: bytes, sheet: str | None) -> pd.DataFrame:
+    """The upload read once: the check before it is stored and the mapping form after share this read (on a
+    20,000-column file each read took 2 s)."""
     return io.read_table(data, name=name, sheet=sheet)
+
+
+def _read_raw(dataset_id: str, name: str, data: bytes, sheet: str | None) -> pd.DataFrame:
+    return _read_bytes(name, data, sheet)
+
+
+#: The mapping form lists this many of a file's columns (a wide export has thousands); another is typed in.
+LISTED_COLUMNS = 500
+PREVIEW_COLUMNS = 60
 
 
 def _llmbar_options(dataset_id: str, files) -> tuple[dict, bool]:
@@ -231,10 +242,12 @@ def mapping_panel(dataset_id: str) -> None:
 
 
 def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> None:
-    with st.expander(f"Preview: {len(raw):,} rows, {raw.shape[1]} columns", expanded=False):
-        preview = raw.head(50).copy()
+    with st.expander(f"Preview: {len(raw):,} rows, {raw.shape[1]:,} columns", expanded=False):
+        preview = raw.iloc[:50, :PREVIEW_COLUMNS].copy()
         preview.attrs = {}  # read_table's metadata is not for display
         st.dataframe(preview, hide_index=True)
+        if raw.shape[1] > PREVIEW_COLUMNS:
+            st.caption(f"The first {PREVIEW_COLUMNS} of {raw.shape[1]:,} columns.")
     cols = [str(c) for c in raw.columns]
     guess = schema.suggest_mapping(cols)
     table_guess = schema.detect_table(guess.values())
@@ -263,13 +276,26 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
     inverse = {v: k for k, v in guess.items()}
     mapping: dict[str, str] = {}
     grid = st.columns(4)
+    candidates = [c for c in cols if not wide or c in wide.id_columns]
+    # Thousands of options in each of ~20 selectboxes took seconds to send and draw: list the first
+    # LISTED_COLUMNS (and every guess); any other column is typed in, and checked against the file.
+    listed = set(candidates[:LISTED_COLUMNS]) | set(inverse.values())
+    short = [c for c in candidates if c in listed]
+    if len(short) < len(candidates):
+        st.caption(f"Each list shows {len(short):,} of the file's {len(candidates):,} columns; type the name of "
+                   "another column into a list to choose it.")
     for i, col in enumerate(targets):
-        choices = [NONE, *[c for c in cols if not wide or c in wide.id_columns]]
+        choices = [NONE, *short]
         default = inverse.get(col.name)
         pick = grid[i % 4].selectbox(f"{col.name}{' *' if col.required else ''}", choices,
                                      index=choices.index(default) if default in choices else 0,
-                                     help=col.meaning, key=f"map_{dataset_id}_{table}_{col.name}")
-        if pick != NONE:
+                                     help=col.meaning, key=f"map_{dataset_id}_{table}_{col.name}",
+                                     accept_new_options=len(short) < len(candidates))
+        if pick not in (NONE, None) and pick not in candidates:
+            st.error(md(f"The file has no column '{pick}' (for {col.name}): choose one from the list, or type a "
+                        "column name exactly as the file's header writes it."), icon=":material/error:")
+            return
+        if pick not in (NONE, None):
             mapping[pick] = col.name
     judge_raters = roles_panel(dataset_id, raw, mapping, table=table, wide=wide, file=fname)
     try:
