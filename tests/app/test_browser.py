@@ -15,145 +15,22 @@ Chromium is Debian's (``/usr/bin/chromium``) driven by Playwright through
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.app.browsing import (CHROMIUM_ARGS, SHOTS, Server, chromium, choose_dataset, dataset_in_url, exceptions,
+                                  navigate, open_with_sample, page_paths, settle, sidebar)
 from tests.helpers import ROOT
-
-SHOTS = ROOT / "tests" / "_artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
-]
-DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe:
-        return exe
-    if os.environ.get("EVALCORE_REQUIRE_BROWSER"):
-        pytest.fail("Debian's chromium is not installed; .ci/run installs it (apt-get install chromium)")
-    pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, workspace: Path, log: Path) -> None:
-        self.workspace, self.log = workspace, log
-        self.port = _free_port()
-        self.proc: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> "Server":
-        env = dict(os.environ, EVALCORE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "Home.py"), "--server.port", str(self.port),
-             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError("streamlit did not start; log:\n" + self.log.read_text()[-3000:])
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-
-def _page_paths() -> list[str]:
-    """URL paths of every page: '' for Home.py and one per file in pages/ (Streamlit's naming)."""
-    paths = [""]
-    for f in sorted((ROOT / "pages").glob("*.py")):
-        paths.append(re.sub(r"^[0-9]+[_ -]*", "", f.stem))
-    return paths
-
-
-def _settle(page, timeout: float = 90_000) -> None:
-    """Wait until the page has finished running, including the rerun that draws the intervals after a page
-    showed point estimates first (between the two runs the page is briefly idle)."""
-    deadline = time.monotonic() + timeout / 1000
-    while True:
-        page.wait_for_selector(DONE, timeout=timeout)
-        page.wait_for_timeout(400)
-        if page.locator(DONE).count() and page.get_by_text("Point estimates first").count() == 0:
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError("the page did not finish: it still shows point estimates first")
-
-
-def _exceptions(page) -> list[str]:
-    return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
-
-
-def _dataset_in_url(page) -> str | None:
-    """The tab's dataset, as its address bar holds it (``?dataset=``)."""
-    return (parse_qs(urlparse(page.url).query).get("dataset") or [None])[0]
-
-
-def _sidebar(page):
-    return page.locator('[data-testid="stSidebar"]')
-
-
-def _choose_dataset(page, name: str) -> None:
-    """Pick ``name`` in the sidebar's dataset selector, as a user does."""
-    _sidebar(page).locator('[data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name=name, exact=True).click()
-    _settle(page, timeout=180_000)
-
-
-def _navigate(page, title: str) -> None:
-    """Open a page through the sidebar's navigation (the same session, as a click does)."""
-    _sidebar(page).locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
-    page.wait_for_timeout(500)
-    _settle(page, timeout=180_000)
-
-
-def _open_with_sample(browser, server: Server):
-    """A new tall page on the home page, with the sample data loaded by its button."""
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})
-    page.goto(server.url, wait_until="domcontentloaded")
-    _settle(page)
-    page.get_by_role("button", name="Load the sample data").click()
-    page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
-    _settle(page)
-    return page
-
-
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -167,37 +44,37 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
     ws = tmp_path / "workspace.duckdb"
     server = Server(ws, tmp_path / "streamlit.log").start()
     try:
-        page = _open_with_sample(browser, server)
-        assert not _exceptions(page)
+        page = open_with_sample(browser, server)
+        assert not exceptions(page)
         assert page.get_by_text("What this data unlocks").first.is_visible()
         page.screenshot(path=str(SHOTS / "home_sample.png"), full_page=True)
 
-        sample = _dataset_in_url(page)
+        sample = dataset_in_url(page)
         assert sample  # the tab's dataset is in its address bar
-        for path in _page_paths():
-            _navigate(page, path.replace("_", " ") or "Home")
-            errors = _exceptions(page)
+        for path in page_paths():
+            navigate(page, path.replace("_", " ") or "Home")
+            errors = exceptions(page)
             page.screenshot(path=str(SHOTS / f"page_{path or 'home'}.png"), full_page=True)
             assert not errors, f"page /{path} shows an exception: {errors}"
             # The shared sidebar shows the tab's dataset on every page, and the address bar keeps it.
             assert page.locator('[data-testid="stSidebar"]').get_by_text("Current dataset").is_visible()
-            assert _dataset_in_url(page) == sample, page.url
+            assert dataset_in_url(page) == sample, page.url
 
         # Upload through the browser, map, import.
         page.goto(server.url, wait_until="domcontentloaded")
-        _settle(page)
+        settle(page)
         page.get_by_role("tab", name=re.compile("Upload a file")).click()
         csv = tmp_path / "my_judgments.csv"
         csv.write_text("item,annotator,criterion,score\n1,ann1,LA,2\n1,ann2,LA,1\n1,gpt-4,LA,2\n"
                        "2,ann1,LA,2\n2,ann2,LA,2\n2,gpt-4,LA,2\n")
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
         page.get_by_text("Map the columns of my_judgments.csv").wait_for(timeout=60_000)
-        _settle(page)
+        settle(page)
         page.screenshot(path=str(SHOTS / "home_mapping.png"), full_page=True)
         page.get_by_role("button", name="Import").click()
         page.get_by_role("heading", name="my_judgments", exact=True).wait_for(timeout=60_000)
-        _settle(page)
-        assert not _exceptions(page)
+        settle(page)
+        assert not exceptions(page)
 
         # A real file: HANNA through its preset, then the Agreement page on it.
         hanna = ROOT.parent / "shared" / "datasets" / "hanna" / "hanna_metric_scores_llm.csv"
@@ -205,14 +82,14 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
             page.get_by_role("tab", name=re.compile("Upload a file")).click()
             page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(hanna))
             page.get_by_text("Map the columns of hanna_metric_scores_llm.csv").wait_for(timeout=60_000)
-            _settle(page)
+            settle(page)
             page.get_by_role("button", name="Import").click()
             page.get_by_role("heading", name="hanna_metric_scores_llm", exact=True).wait_for(timeout=90_000)
-            _settle(page)
-            hanna_id = _dataset_in_url(page)
+            settle(page)
+            hanna_id = dataset_in_url(page)
             page.goto(f"{server.url}/Agreement?dataset={hanna_id}", wait_until="domcontentloaded")
-            _settle(page, timeout=180_000)
-            assert not _exceptions(page)
+            settle(page, timeout=180_000)
+            assert not exceptions(page)
             assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
             page.screenshot(path=str(SHOTS / "page_Agreement_hanna.png"), full_page=True)
             assert not page.evaluate(_LAYOUT_CHECK)["figs"]  # issue 23: labels on the wrong rows, overlapping
@@ -221,19 +98,19 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
                                       ("System level", "Does the judge rank the systems", "system_level"),
                                       ("Rater pairs", "for every pair of raters", "rater_pairs")):
                 page.get_by_role("tab", name=tab).click()
-                _settle(page, timeout=180_000)
-                assert not _exceptions(page)
+                settle(page, timeout=180_000)
+                assert not exceptions(page)
                 page.get_by_text(expect).first.wait_for(timeout=60_000)
                 page.screenshot(path=str(SHOTS / f"page_Agreement_hanna_{shot}.png"), full_page=True)
                 # issue 23: the leaderboard's top label was cut off, the rater pairs' title ran into its labels
                 assert not page.evaluate(_LAYOUT_CHECK)["figs"], shot
             page.goto(f"{server.url}/Bias?dataset={hanna_id}", wait_until="domcontentloaded")
-            _settle(page, timeout=180_000)
-            assert not _exceptions(page)
+            settle(page, timeout=180_000)
+            assert not exceptions(page)
             assert page.get_by_role("heading", name="What we found").count() == 1
             page.screenshot(path=str(SHOTS / "page_Bias_hanna.png"), full_page=True)
             page.goto(f"{server.url}/?dataset={hanna_id}", wait_until="domcontentloaded")
-            _settle(page)
+            settle(page)
 
         # A bad file gets one message, not a traceback.
         bad = tmp_path / "picture.csv"
@@ -241,7 +118,7 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
         page.get_by_role("tab", name=re.compile("Upload a file")).click()
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(bad))
         page.get_by_text("looks like a PNG image").wait_for(timeout=60_000)
-        assert not _exceptions(page)
+        assert not exceptions(page)
         page.screenshot(path=str(SHOTS / "home_bad_file.png"), full_page=True)
         link = urlparse(page.url)._replace(scheme="", netloc="").geturl()  # the path and ?dataset=
         page.close()
@@ -254,17 +131,17 @@ def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_pa
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         # A fresh tab without a link: nobody's choice is imposed on it.
         page.goto(server.url, wait_until="domcontentloaded")
-        _settle(page)
+        settle(page)
         assert page.get_by_text("No dataset is chosen in this browser tab yet").count() == 1
         # The tab's link (a reload, a bookmark) reopens the dataset it had open, after the restart too.
         page.goto(server.url + link, wait_until="domcontentloaded")
-        _settle(page)
+        settle(page)
         page.get_by_role("tab", name=re.compile("Saved datasets")).click()
         rows = "145,728 rows" if (ROOT.parent / "shared" / "datasets").exists() else "6 rows"
         assert f"Pointwise ratings: {rows}" in page.locator('[data-testid="stSidebar"]').inner_text()
         n_saved = 3 if (ROOT.parent / "shared" / "datasets").exists() else 2
         assert page.get_by_text(f"Saved datasets ({n_saved})").count() == 1
-        assert not _exceptions(page)
+        assert not exceptions(page)
         page.screenshot(path=str(SHOTS / "home_after_restart.png"), full_page=True)
         page.close()
     finally:
@@ -281,12 +158,12 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
     SHOTS.mkdir(parents=True, exist_ok=True)
     server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
     try:
-        page = _open_with_sample(browser, server)
+        page = open_with_sample(browser, server)
         # The pair named in the link (the page alone opens on the one where calibration moves most).
-        page.goto(f"{server.url}/Win_rates?dataset={_dataset_in_url(page)}&wr_pair=cirrus-70b%20vs%20atlas-7b",
+        page.goto(f"{server.url}/Win_rates?dataset={dataset_in_url(page)}&wr_pair=cirrus-70b%20vs%20atlas-7b",
                   wait_until="domcontentloaded")
-        _settle(page, timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
-        assert not _exceptions(page)
+        settle(page, timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
+        assert not exceptions(page)
         assert _metric(page, "Raw judge win rate k") == "0.769"
         before = _metric(page, "Dawid-Skene p")
         page.screenshot(path=str(SHOTS / "page_Win_rates_sample.png"), full_page=True)
@@ -296,16 +173,16 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
         thumb.focus()
         for _ in range(6):
             thumb.press("ArrowRight")
-        _settle(page, timeout=60_000)
+        settle(page, timeout=60_000)
         assert thumb.input_value() == "0.6"
-        assert not _exceptions(page)
+        assert not exceptions(page)
         assert _metric(page, "Dawid-Skene p") != before
         assert page.get_by_text("85 of 141 human labels used").count() == 1
 
         page.get_by_role("tab", name="All pairs").click()
         page.get_by_role("button", name="Calibrate every pair").click()
-        _settle(page, timeout=180_000)
-        assert not _exceptions(page)
+        settle(page, timeout=180_000)
+        assert not exceptions(page)
         assert page.get_by_text("Mean absolute error against the humans' p over pairs").count() == 1
         page.screenshot(path=str(SHOTS / "page_Win_rates_all_pairs.png"), full_page=True)
 
@@ -313,10 +190,10 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
         box = page.locator('[data-testid="stNumberInput"] input').filter(visible=True).last
         box.fill("2")
         box.press("Enter")
-        _settle(page)
+        settle(page)
         page.get_by_role("button", name="Compute the error curve").click()
-        _settle(page, timeout=240_000)
-        assert not _exceptions(page)
+        settle(page, timeout=240_000)
+        assert not exceptions(page)
         assert page.get_by_text("The error should fall as the ratio rises").count() == 1
         page.screenshot(path=str(SHOTS / "page_Win_rates_error_curve.png"), full_page=True)
 
@@ -324,17 +201,17 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(browser, tmp_path):
         pandalm = sorted((ROOT.parent / "shared" / "datasets" / "pandalm").glob("*.json"))
         if pandalm:
             page.goto(server.url, wait_until="domcontentloaded")
-            _settle(page)
+            settle(page)
             page.get_by_role("tab", name=re.compile("Upload a file")).click()
             page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pandalm])
             page.get_by_role("button", name="Import").wait_for(timeout=60_000)
-            _settle(page)
+            settle(page)
             page.get_by_role("button", name="Import").click()
             page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
-            _settle(page)
-            page.goto(f"{server.url}/Win_rates?dataset={_dataset_in_url(page)}", wait_until="domcontentloaded")
-            _settle(page, timeout=120_000)
-            assert not _exceptions(page)
+            settle(page)
+            page.goto(f"{server.url}/Win_rates?dataset={dataset_in_url(page)}", wait_until="domcontentloaded")
+            settle(page, timeout=120_000)
+            assert not exceptions(page)
             # A PandaLM pair (the one where calibration moves the win rate most), named in the address bar too
             pair = (parse_qs(urlparse(page.url).query).get("wr_pair") or [""])[0]
             assert " vs " in pair and pair.split(" vs ")[0] in {"bloom-7b", "opt-7b", "pythia-6.9b", "llama-7b",
@@ -364,9 +241,9 @@ def test_superficial_quality_slider_on_llmbar_rating_files(browser, tmp_path):
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.goto(f"{server.url}/Superficial_quality?dataset={did}", wait_until="domcontentloaded")
-        _settle(page, timeout=240_000)
+        settle(page, timeout=240_000)
         page.screenshot(path=str(SHOTS / "page_Superficial_quality_llmbar.png"), full_page=True)
-        assert not _exceptions(page)
+        assert not exceptions(page)
         assert page.get_by_text(re.compile(r"helps on .*Adversarial/Neighbor by \+")).count() >= 1
         thumb = page.locator('[data-testid="stMain"] input[type="range"]').first
         opened = float(thumb.get_attribute("aria-valuetext"))  # the cross-validated alpha
@@ -374,9 +251,9 @@ def test_superficial_quality_slider_on_llmbar_rating_files(browser, tmp_path):
         thumb.focus()
         for _ in range(round(abs(target - opened) / 0.05)):
             thumb.press("ArrowRight" if target > opened else "ArrowLeft")
-        _settle(page, timeout=60_000)
+        settle(page, timeout=60_000)
         assert thumb.get_attribute("aria-valuetext") == f"{target:g}"
-        assert not _exceptions(page)
+        assert not exceptions(page)
         assert page.get_by_text(re.compile(rf"at alpha = {target:g}")).count() >= 1
         # open a changed verdict: its outputs are shown as text
         assert page.locator('[data-testid="stText"]').count() == 2
@@ -384,7 +261,7 @@ def test_superficial_quality_slider_on_llmbar_rating_files(browser, tmp_path):
         # A reload (or the link shared) keeps the view: the slider's alpha is in the address bar.
         assert parse_qs(urlparse(page.url).query).get("sq_alpha") == [f"{target:g}"]
         page.reload(wait_until="domcontentloaded")
-        _settle(page, timeout=120_000)
+        settle(page, timeout=120_000)
         thumb = page.locator('[data-testid="stMain"] input[type="range"]').first
         assert thumb.get_attribute("aria-valuetext") == f"{target:g}"
         assert page.get_by_text(re.compile(rf"at alpha = {target:g}")).count() >= 1
@@ -400,29 +277,29 @@ def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(browser, tm
     SHOTS.mkdir(parents=True, exist_ok=True)
     server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
     try:
-        page = _open_with_sample(browser, server)
-        page.goto(f"{server.url}/Position_bias?dataset={_dataset_in_url(page)}", wait_until="domcontentloaded")
-        _settle(page, timeout=240_000)
-        assert not _exceptions(page)
+        page = open_with_sample(browser, server)
+        page.goto(f"{server.url}/Position_bias?dataset={dataset_in_url(page)}", wait_until="domcontentloaded")
+        settle(page, timeout=240_000)
+        assert not exceptions(page)
         assert page.get_by_text("Calibration: before and after").count() == 1
         assert page.get_by_text(re.compile(r"gpt-4/pairwise.*gives the same verdict")).count() == 1
         page.screenshot(path=str(SHOTS / "page_Position_bias_sample.png"), full_page=True)
         if (result / "result.json").exists():
             page.goto(server.url, wait_until="domcontentloaded")
-            _settle(page)
+            settle(page)
             page.get_by_role("tab", name=re.compile("Upload a file")).click()
             page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(result / "result.json"))
             page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
-            _settle(page)
+            settle(page)
             page.get_by_role("textbox", name="Judge").fill("GPT-4")
             page.get_by_role("textbox", name="Judge").press("Enter")
-            _settle(page)
+            settle(page)
             page.get_by_role("button", name="Import").click()
             page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
-            _settle(page)
+            settle(page)
             page.get_by_role("link", name="Open Position bias").click()
-            _settle(page, timeout=120_000)
-            assert not _exceptions(page)
+            settle(page, timeout=120_000)
+            assert not exceptions(page)
             assert page.get_by_text(re.compile(r"GPT-4/Vanilla.*gives the same verdict in both orders on 97%")).count() == 1
             assert page.get_by_text("This file has verdicts only").count() == 1
             page.screenshot(path=str(SHOTS / "page_Position_bias_llmbar_upload.png"), full_page=True)
@@ -535,18 +412,18 @@ def test_every_page_fits_the_screen(browser, tmp_path, data):
     server = Server(workspace, tmp_path / "streamlit.log").start()
     try:
         if name is None:
-            page = _open_with_sample(browser, server)
+            page = open_with_sample(browser, server)
         else:
             page = browser.new_page(viewport={"width": 1400, "height": 2400})
             page.goto(server.url, wait_until="domcontentloaded")
-            _settle(page)
+            settle(page)
             page.get_by_role("heading", name=name, exact=True).wait_for(timeout=120_000)  # the only dataset opens
         problems = {}
         for size in SIZES:
             page.set_viewport_size({"width": size[0], "height": size[1]})
-            for path in _page_paths():
-                _navigate(page, path.replace("_", " ") or "Home")
-                assert not _exceptions(page), (size, path, _exceptions(page))
+            for path in page_paths():
+                navigate(page, path.replace("_", " ") or "Home")
+                assert not exceptions(page), (size, path, exceptions(page))
                 found = page.evaluate(_LAYOUT_CHECK)
                 page.screenshot(path=str(SHOTS / f"fit_{data}_{size[0]}x{size[1]}_{path or 'home'}.png"))
                 if found["over"] or found["figs"]:
@@ -563,7 +440,6 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(browser, tm
     from evalcore.data.ingest import load, load_samples
     from evalcore.data.store import Workspace
     from tests.app.test_agreement_page import unseen_file
-    from tests.app.test_sessions import _comparisons
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "workspace.duckdb"
@@ -587,16 +463,16 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(browser, tm
         a, b = (c.new_page() for c in contexts)
         for page, name in ((a, "Sample"), (b, "Other")):
             page.goto(server.url, wait_until="domcontentloaded")
-            _settle(page)
+            settle(page)
             assert page.get_by_text("No dataset is chosen in this browser tab yet").count() == 1
-            _choose_dataset(page, name)
+            choose_dataset(page, name)
             page.get_by_role("heading", name=name, exact=True).wait_for(timeout=60_000)
         for page, name in ((a, "Sample"), (b, "Other")):
             page.reload(wait_until="domcontentloaded")
-            _settle(page)
+            settle(page)
             page.get_by_role("heading", name=name, exact=True).wait_for(timeout=60_000)
-            assert not _exceptions(page)
-            assert rows[name] in _sidebar(page).inner_text()
+            assert not exceptions(page)
+            assert rows[name] in sidebar(page).inner_text()
         b.screenshot(path=str(SHOTS / "home_second_session.png"), full_page=True)
 
         # A switches the dataset on every page; the page follows, its selectors stay filled.
@@ -605,26 +481,26 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(browser, tm
                   "Superficial quality": re.compile(r"(Subtracting superficial quality|At alpha|Cross-validation picks)"),
                   "Position bias": re.compile(r"other/gpt-4/pairwise gives the same verdict in both orders")}
         for title, expected in checks.items():
-            _navigate(a, title)
-            _choose_dataset(a, "Other")
+            navigate(a, title)
+            choose_dataset(a, "Other")
             a.screenshot(path=str(SHOTS / f"switch_{title.replace(' ', '_')}.png"), full_page=True)
-            assert not _exceptions(a), title
+            assert not exceptions(a), title
             assert a.get_by_text("failed unexpectedly").count() == 0, title
             assert a.get_by_text(expected).count() >= 1, title
             assert a.get_by_text("Pick at least one judge").count() == 0, title
             assert a.get_by_text("no judge").count() == 0, title
             assert a.locator('[data-testid="stPlotlyChart"]').count() >= 1, title
-            _choose_dataset(a, "Sample")
-            assert not _exceptions(a), title
+            choose_dataset(a, "Sample")
+            assert not exceptions(a), title
 
         # B never saw A's switches: its reload still shows its own dataset.
         b.reload(wait_until="domcontentloaded")
-        _settle(b)
+        settle(b)
         b.get_by_role("heading", name="Other", exact=True).wait_for(timeout=60_000)
-        assert rows["Other"] in _sidebar(b).inner_text()
+        assert rows["Other"] in sidebar(b).inner_text()
         a.reload(wait_until="domcontentloaded")
-        _settle(a, timeout=180_000)
-        assert rows["Sample"] in _sidebar(a).inner_text()
+        settle(a, timeout=180_000)
+        assert rows["Sample"] in sidebar(a).inner_text()
     finally:
         for c in contexts:
             c.close()
@@ -635,12 +511,12 @@ def test_figures_download_as_png_or_svg_from_their_own_button(browser, tmp_path)
     """The camera button of a figure saves what the sidebar's Figure downloads says: PNG, or SVG (vector)."""
     server = Server(tmp_path / "workspace.duckdb", tmp_path / "streamlit.log").start()
     try:
-        page = _open_with_sample(browser, server)
-        _navigate(page, "Agreement")
+        page = open_with_sample(browser, server)
+        navigate(page, "Agreement")
         got = {}
         for fmt in ("PNG", "SVG"):
-            _sidebar(page).get_by_text(fmt, exact=True).click()
-            _settle(page)
+            sidebar(page).get_by_text(fmt, exact=True).click()
+            settle(page)
             chart = page.locator('[data-testid="stPlotlyChart"]').first
             chart.hover()
             with page.expect_download(timeout=60_000) as info:

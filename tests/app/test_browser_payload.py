@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from tests.app.test_browser import CHROMIUM_ARGS, SHOTS, Server, _chromium, _navigate, _page_paths, _settle
+from tests.app.browsing import CHROMIUM_ARGS, SHOTS, Server, chromium, navigate, page_paths, settle
 from tests.hostile.test_markup import EVIL, NAME, NOTE, payload_tables, store_payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -50,7 +50,7 @@ def _live_markup(page) -> dict:
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -74,11 +74,11 @@ def test_payload_names_stay_text_on_every_page_and_in_the_report(browser, tmp_pa
         page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(
             (server.url, "data:", "blob:", "about:")) else None)
         page.goto(f"{server.url}/?dataset={did}", wait_until="domcontentloaded")
-        _settle(page, timeout=180_000)
+        settle(page, timeout=180_000)
         seen = {}
-        for path in _page_paths():
+        for path in page_paths():
             if path:
-                _navigate(page, path.replace("_", " "))
+                navigate(page, path.replace("_", " "))
             assert not page.query_selector_all('[data-testid="stException"]'), path
             # the dataset's name, written out (an invisible word joiner keeps its URL from being linked)
             assert page.get_by_text(re.compile(r"!\[name\]\(http")).count(), f"/{path}: the payload is not shown"
@@ -88,7 +88,7 @@ def test_payload_names_stay_text_on_every_page_and_in_the_report(browser, tmp_pa
         assert all(v == {"links": [], "images": [], "bold": []} for v in seen.values()), seen
         # the names are written out, as text (the import note on the home page, a judge in a figure)
         page.goto(f"{server.url}/?dataset={did}", wait_until="domcontentloaded")
-        _settle(page, timeout=180_000)
+        settle(page, timeout=180_000)
         assert page.get_by_text(NOTE[:40]).count()
 
         # The tables' own toolbar: search and full screen, no download of raw cells.
