@@ -48,7 +48,9 @@ def header() -> None:
 
 def controls(ratings, units) -> ui.AuditOptions:
     """Grouping, judges, resamples and seed (the options re-derived from the dataset on every run)."""
-    segs = segment_columns(ratings)
+    # A column that changes within an item (a timing, an annotation round) cannot group units: not offered.
+    per_row = dict(units.varying)
+    segs = [c for c in segment_columns(ratings) if c not in per_row]
     judges_all = list(units.judges)
     c1, c2, c3, c4 = st.columns([3, 3, 1, 1])
     by = c1.multiselect("Group by", ui.choices("ag_by", segs, [c for c in ("language", "criterion") if c in segs]),
@@ -58,6 +60,8 @@ def controls(ratings, units) -> ui.AuditOptions:
     n_boot = c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="ag_boot",
                              help="Bootstrap resamples of items per cell; 0 skips the intervals.")
     seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="ag_seed")
+    if per_row:
+        c1.caption(md(f"Not offered, as they change within an item: {', '.join(sorted(per_row))}."))
     if judges_all and not judges:
         st.info("Pick at least one judge under **Judges** to compare judges with the humans; the humans' agreement "
                 "among themselves is shown below.", icon=":material/info:")
