@@ -26,6 +26,7 @@ import streamlit as st
 
 from evalcore import ui
 from evalcore.columns import segment_columns
+from evalcore.pointwise.scale import stray_scores
 from evalcore.report import plots, tables
 from evalcore.text import md
 
@@ -53,10 +54,14 @@ def controls(ratings) -> ui.AuditOptions:
     return ui.AuditOptions(by, judges, n_boot, seed)
 
 
-def findings_section(rep, n_boot: int, pending: bool) -> None:
+def findings_section(rep, ratings, n_boot: int, pending: bool) -> None:
     """What is flagged, what to do about it, and which sections the data could not support (nothing is
-    claimed while the tests are ``pending``: the page shows point estimates until they have run)."""
+    claimed while the tests are ``pending``: the page shows point estimates until they have run). A score far
+    outside the others of its criterion (:func:`evalcore.pointwise.scale.stray_scores`) is named first: it sets
+    the scale every section reads from the data."""
     st.subheader("What we found")
+    for criterion, note in stray_scores(ratings).items():
+        st.warning(md(f"On {criterion}: {note}."), icon=":material/error:")
     if rep.recommendations.empty and not pending:
         st.success("No bias is flagged for the selected judges." if n_boot else
                    "Set resamples above 0 to test for biases.", icon=":material/check_circle:")
@@ -161,7 +166,7 @@ def main() -> None:
             return
         rep, pending = ui.BIAS.points_first(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
                                             seed=opts.seed)
-        findings_section(rep, opts.n_boot, pending)
+        findings_section(rep, ratings, opts.n_boot, pending)
         crits = tables.levels(ratings, "criterion")
         crit = st.selectbox("Criterion", ui.choice("bi_crit", crits), key="bi_crit",
                             help="Shown in every tab; without a breakdown the effect plots list all criteria.")

@@ -138,7 +138,11 @@ def _summary_section(ing, audit: Audit) -> str:
     av = av[av["table"] == ing.table]
     shown = pd.DataFrame({"analysis": av["title"], "supported": av["available"].map({True: "yes", False: "no"}),
                           "would need": av["missing"]})
-    notes = "".join(f"<li>{_esc(n)}</li>" for n in ing.notes)
+    from ..pointwise.scale import stray_scores
+
+    # A score far outside its criterion's others (a typo such as 1e6 on 0-100) sets the scale every analysis reads.
+    strays = [f"On {c}: {n}." for c, n in stray_scores(ing.frame).items()] if ing.table == "ratings" else []
+    notes = "".join(f"<li>{_esc(n)}</li>" for n in [*ing.notes, *strays])
     return ("<h2 id='data'>2. The data</h2>" + table_html(pd.DataFrame(rows, columns=["what", "value"]))
             + (f"<p>Import notes:</p><ul>{notes}</ul>" if notes else "")
             + "<details><summary>Which analyses this table supports</summary>" + table_html(shown) + "</details>")
