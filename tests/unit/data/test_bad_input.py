@@ -22,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 from evalcore.cli import main
 from evalcore.data import ingest, io, schema
 from evalcore.data.store import NEEDS_MAPPING, Workspace, default_path
+from evalcore.text import md
 from evalcore.errors import DataError, FileTooLargeError
 from tests.helpers import BAD, ROOT
 
@@ -267,7 +268,7 @@ def test_app_shows_the_message(case, monkeypatch):
         if case.app_phrase:
             assert any(e.startswith(case.file) and case.app_phrase in e and "Fix: " in e for e in errors), errors
         else:
-            assert expected in errors, errors
+            assert md(expected) in errors, errors  # as written: the message's brackets are not Markdown
         assert not at.success
         stored = _stored()
         if case.app == "refused":  # refused before anything is stored
@@ -290,12 +291,14 @@ def test_app_shows_the_message(case, monkeypatch):
 
 
 def test_app_shows_notes_for_html_and_formulas():
+    from evalcore.ui.messages import app_note
+
     ing = ingest.load(BAD / "html_formulas.csv")
     at = _upload("html_formulas.csv")
     warnings = [w.value for w in at.warning]
     assert [e.value for e in at.error] == []
     for note in ing.notes:
-        assert note in warnings
+        assert md(app_note(note)) in warnings  # the cells' markup quoted as text, never rendered
     assert any(s.value.startswith("Ready: 6 judgments") for s in at.success)
 
 
