@@ -74,5 +74,17 @@ class NotApplicable(DataError):
     """
 
 
+def varying_within_item(column: str, item: object = None, *, fix: str | None = None) -> DataError:
+    """The one message for a column that must describe the item (a grouping, a perplexity) but changes within
+    ``item`` (None: the item is not known, as from a database engine's counts).
+
+    >>> print(varying_within_item("language", "q7"))
+    column 'language' has different values within one item ('q7'). Fix: 'language' must describe the item; group by another column.
+    """
+    where = f" ('{item}')" if item is not None else ""
+    return DataError(f"column '{column}' has different values within one item{where}",
+                     fix=fix or f"'{column}' must describe the item; group by another column")
+
+
 class WorkspaceError(RuntimeError):
     """The workspace database could not be used (locked, unwritable, corrupt)."""

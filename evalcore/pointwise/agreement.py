@@ -91,7 +91,7 @@ import pandas as pd
 
 from ..columns import HUMAN, JUDGE, segment_columns
 from ..labels import NO_MAJORITY, strict_majority
-from ..errors import DataError
+from ..errors import DataError, varying_within_item
 from ..stats import (
     ALPHA, CONSTANT_NOTE, SPARSE_NOTE, apply_fdr, cell_rng, check_alpha, check_level, check_resamples, join_notes,
     percentile_interval, resample_counts, root_seed, safe_div, z_p_value,
@@ -191,7 +191,7 @@ class Units:
         varying = dict(self.varying)
         for c in by:
             if c in varying:
-                raise varying_error(c, varying[c])
+                raise varying_within_item(c, varying[c])
             if c not in self.codes:
                 raise DataError(f"cannot group by '{c}': it is not a segment column of this table",
                                 column=c, fix="group by one of: " + ", ".join(self.columns))
@@ -365,12 +365,6 @@ def _items(df: pd.DataFrame, arr, sorted_by_item: bool, known=None) -> _Items:
     code = _kernel().expand_lagged(bits, run_item, len(arr), 1)
     first_run = _kernel().first_rows(run_item, len(uniques))  # an item's first row starts a run
     return _Items(code, starts[first_run], bits, starts, first_run, run_item)
-
-
-def varying_error(column: str, item: object) -> DataError:
-    """The DataError for grouping by ``column`` when it changes within ``item``."""
-    return DataError(f"column '{column}' has different values within one item ('{item}')",
-                     column=column, fix=f"'{column}' must describe the item; group by another column")
 
 
 def _segment(df: pd.DataFrame, s: str, items: _Items, bits: np.ndarray | None,
@@ -614,7 +608,7 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
         if bad >= 0:
             item = df["item_id"].iloc[bad]
             if strict:
-                raise varying_error(s, item)
+                raise varying_within_item(s, item)
             varying.append((s, str(item)))  # a per-row column: it stops only a grouping by it
             continue
         sources[s] = (df[s].iloc[:0], suniques)

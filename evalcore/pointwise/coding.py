@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..columns import HUMAN, JUDGE, NOT_SEGMENTS
-from ..errors import DataError
+from ..errors import DataError, varying_within_item
 
 FirstSample = Literal["every rater", "humans"]
 
@@ -156,8 +156,8 @@ def item_groups(df: pd.DataFrame, item: np.ndarray, item_ids: np.ndarray, by: li
         wrong = codes != codes[first_row[item]]
         if wrong.any():
             it = item_ids[item[int(np.flatnonzero(wrong)[0])]]
-            raise DataError(
-                f"column '{b}' has different values within one item ('{it}')", column=b,
+            raise varying_within_item(
+                b, it,
                 fix=f"group by a column that describes the item; for prompt or temperature variants use "
                     f"evalcore.pointwise.consistency.variant_agreement(variant_column='{b}'), or keep one variant")
         seg[b] = df[b].iloc[first_row].reset_index(drop=True)

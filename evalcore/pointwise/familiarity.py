@@ -22,7 +22,7 @@ import pandas as pd
 from scipy import sparse
 
 from ..columns import HUMANS_LABEL
-from ..errors import DataError
+from ..errors import DataError, varying_within_item
 from ..stats import (
     SPARSE_NOTE, cell_rng, check_level, check_resamples, codes, item_weights, join_notes, percentile_interval,
     root_seed, safe_div, zero_div,
@@ -181,8 +181,8 @@ def _item_perplexity(prep: CodedRatings, perplexity: str | None) -> tuple[np.nda
     wrong = fin & ~np.isclose(vals, ref, rtol=1e-9, atol=0.0)
     if wrong.any():
         it = prep.item_ids[item[int(np.flatnonzero(wrong)[0])]]
-        raise DataError(f"column '{perplexity}' has different values within one item ('{it}')", column=perplexity,
-                        fix="perplexity describes the judged text: give the same value on every row of an item")
+        raise varying_within_item(perplexity, it,
+                                  fix="perplexity describes the judged text: give the same value on every row of an item")
     return per_item, ""
 
 

@@ -45,7 +45,7 @@ import pandas as pd
 from scipy import sparse
 
 from ..columns import HUMAN, JUDGE
-from ..errors import DataError
+from ..errors import DataError, varying_within_item
 from ..stats import (
     SPARSE_NOTE, cell_rng, check_level, check_resamples, codes, join_notes, percentile_interval, resample_counts,
     root_seed, safe_div,
@@ -91,8 +91,7 @@ def _prepare(ratings: pd.DataFrame, by: list[str], judges: Sequence[str] | None
     if len(changed):
         col = next(c for c in by if not pd.Series(df[c].iloc[[changed[0], first[unit[changed[0]]]]]).nunique(
             dropna=False) == 1)
-        raise DataError(f"column '{col}' has different values within one item ('{df['item_id'].iloc[changed[0]]}')",
-                        column=col, fix=f"'{col}' must describe the item; group by another column")
+        raise varying_within_item(col, df["item_id"].iloc[changed[0]])
     names = df["rater"].astype(str).to_numpy()
     rater, rater_names = codes(names)
     cat, values = codes(df["score"].to_numpy(dtype=float))

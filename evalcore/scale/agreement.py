@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from ..columns import HUMAN, JUDGE, NOT_SEGMENTS, RATER_KINDS
-from ..errors import DataError
+from ..errors import DataError, varying_within_item
 from ..pointwise.agreement import Units, agreement as _agreement, filter_units
 from ..stats import ALPHA
 from .engine import require_ibis
@@ -258,8 +258,7 @@ def _varying_segments(table, columns: Sequence[str]) -> dict[str, str]:
 def _check_segments(res: pd.DataFrame, p: _Plan) -> None:
     for k, s in enumerate(p.segments):
         if res[f"bad{k}"].sum() > 0:
-            raise DataError(f"column '{s}' has different values within one item", column=s,
-                            fix=f"'{s}' must describe the item; group by another column")
+            raise varying_within_item(s)
 
 
 def _missing(v) -> bool:
