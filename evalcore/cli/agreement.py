@@ -87,7 +87,10 @@ def _run_engine(args: argparse.Namespace) -> int:
                                               if c == "criterion" or c in table.columns]
     if by == ["none"]:
         by = []
-    units = count_units_engine(table, by=by, judges=args.judge, judge_raters=args.judge_rater)
+    try:
+        units = count_units_engine(table, by=by, judges=args.judge, judge_raters=args.judge_rater)
+    except DataError as exc:
+        raise exc.with_file(str(args.files[0])) from None
     units = filter_units(units, min_raters=args.min_raters, max_raters=args.max_raters)
     if "system" in table.columns:
         sys.stderr.write("evalcore: note: the system- and input-level correlations need the rows in memory; "

@@ -298,6 +298,14 @@ def _build(p: _Plan, crit: np.ndarray, counts_h: np.ndarray, judge_scores: np.nd
                  per_criterion=per_criterion, varying=tuple(varying.items()))
 
 
+def _no_rows_checked(res: pd.DataFrame) -> pd.DataFrame:
+    """``res``, or the in-memory reader's message when the table has no rows (a header-only file): an empty
+    agreement table with exit 0 would read as "nothing to flag"."""
+    if not len(res):
+        raise DataError("has no data rows", fix="export at least one judgment")
+    return res
+
+
 def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequence[str] | None = None,
                        judge_raters: Sequence[str] | None = None) -> Units:
     """The compressed per-unit statistics of the ratings ``table`` (an ibis table), computed by its engine.
@@ -344,7 +352,7 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
     nh = len(p.human_values)
     per_criterion = "criterion" in by or len(p.criteria) <= 1
     if per_criterion:
-        res = _fetch(_per_criterion_query(p))
+        res = _no_rows_checked(_fetch(_per_criterion_query(p)))
         _check_segments(res, p)
         res = _sorted(res.drop(columns=[c for c in res.columns if c.startswith("bad")]))
         crit_index = {(None if c is None else c): i for i, c in enumerate(p.criteria)}
@@ -355,7 +363,7 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
         segs = {s: res[f"s{k}"] for k, s in enumerate(p.segments)}
         return _build(p, crit, counts_h, jscores, segs, np.arange(len(res)), res["_count"].to_numpy(),
                       per_criterion=True, varying=varying)
-    res = _fetch(_per_item_query(p))
+    res = _no_rows_checked(_fetch(_per_item_query(p)))
     _check_segments(res, p)
     res = _sorted(res.drop(columns=[c for c in res.columns if c.startswith("bad")]))
     has = np.column_stack([res[f"has_{ci}"].to_numpy(dtype=np.int64) > 0 for ci in range(len(p.criteria))])
