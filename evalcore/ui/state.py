@@ -285,6 +285,8 @@ def _dataset_panel() -> None:
 def stop_unusable(exc: WorkspaceError) -> None:
     """Say why the workspace cannot be used, with the fix, and end this run: nothing on the page can work."""
     st.error(md(app_message(exc)), icon=":material/database:")
+    # The sidebar's "Current dataset" heading is drawn before the workspace is opened: say why nothing follows.
+    st.sidebar.caption("None: the workspace cannot be opened (the message on the page says why and what to do).")
     st.stop()
 
 
