@@ -21,22 +21,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.app.browsing import (CHROMIUM_ARGS, SHOTS, Server, chromium, choose_dataset, dataset_in_url, exceptions,
+from tests.app.browsing import (SHOTS, Server, choose_dataset, dataset_in_url, exceptions,
                                   navigate, open_with_sample, page_paths, settle, sidebar)
 from tests.helpers import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def test_every_page_with_sample_data_and_upload_survives_restart(browser, tmp_path):

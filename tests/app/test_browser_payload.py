@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from tests.app.browsing import CHROMIUM_ARGS, SHOTS, Server, chromium, navigate, page_paths, settle
+from tests.app.browsing import SHOTS, Server, navigate, page_paths, settle
 from tests.hostile.test_markup import EVIL, NAME, NOTE, payload_tables, store_payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -46,17 +46,6 @@ LIVE_MARKUP = """(words) => {
 
 def _live_markup(page) -> dict:
     return page.evaluate(LIVE_MARKUP, BOLD_WORDS)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def test_payload_names_stay_text_on_every_page_and_in_the_report(browser, tmp_path):
