@@ -40,7 +40,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 from ... import columns
 from ...errors import DataError
