@@ -104,7 +104,7 @@ def _ensure_chromium() -> None:
 def floor_constraints() -> list[str]:
     """``name==version`` for every ``>=`` lower bound of the dependencies and the test extra.
 
-    Extras are dropped from the names (pip constraints cannot carry them); the scale extra is left out,
+    Extras are dropped from the names (pip constraints cannot carry them); the engines extra is left out,
     as the smoke tests do not use it.
     """
     import re
@@ -150,7 +150,7 @@ def main(argv: list[str]) -> int:
         args = [py, "-m", "streamlit", "run", str(ROOT / "Home.py"), *rest]
         print("dev.py: starting the dashboard; open the URL below and click 'Load the sample data'", flush=True)
         return subprocess.call(args, cwd=ROOT)
-    py = ensure(("test", "scale"))  # scale: the engine tests (DuckDB, local Spark) run with the suite
+    py = ensure(("test", "engines"))  # engines: the engine tests (DuckDB, local Spark) run with the suite
     _ensure_chromium()
     start = time.monotonic()
     # The suite runs on every core (pytest-xdist) unless told otherwise, and names its 15 slowest tests.

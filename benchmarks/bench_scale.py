@@ -6,7 +6,7 @@ judges), 8 languages, criteria on {0,1,2}; 25 judgments per item, written as Par
 
 Each measurement runs in a fresh child process (``--measure FOLDER``): connect DuckDB, read the
 folder lazily, compute the per-unit counts and their patterns in the engine
-(:func:`evalcore.scale.agreement.count_units_engine`), then the agreement table grouped by language
+(:func:`evalcore.engines.agreement.count_units_engine`), then the agreement table grouped by language
 and criterion from the compressed counts. It reports the wall time of that work, the process' own
 wall time from start (imports included) and its peak resident memory (``ru_maxrss`` of the child,
 so the generator's memory is not counted).
@@ -219,8 +219,8 @@ def measure(folder: Path, *, boot: int, threads: int | None, memory_limit: str |
     """In this (child) process: the agreement table of ``folder`` through DuckDB; times and peak memory."""
     t_start = time.perf_counter()
     from evalcore.pointwise.agreement import agreement
-    from evalcore.scale.agreement import count_units_engine
-    from evalcore.scale.engine import connect, read
+    from evalcore.engines.agreement import count_units_engine
+    from evalcore.engines.engine import connect, read
 
     con = connect("duckdb")
     if threads:

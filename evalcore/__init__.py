@@ -39,7 +39,7 @@ _WHERE = {
     "class_distribution": "evalcore.pointwise.distributions",
     "bias_report": "evalcore.pointwise.bias_report",
     "familiarity": "evalcore.pointwise.familiarity", "anchoring": "evalcore.pointwise.anchoring",
-    "scale_use": "evalcore.pointwise.scale", "round_number_bias": "evalcore.pointwise.scale",
+    "scale_use": "evalcore.pointwise.scale_use", "round_number_bias": "evalcore.pointwise.scale_use",
     "self_consistency": "evalcore.pointwise.consistency", "variant_agreement": "evalcore.pointwise.consistency",
     "pairs": "evalcore.pairwise.pairs", "pair_data": "evalcore.pairwise.pairs",
     "estimate": "evalcore.pairwise.winrate", "estimate_all": "evalcore.pairwise.winrate",

@@ -6,8 +6,8 @@ Each section, and the evalcore function that computes what it shows:
   :func:`evalcore.report.tables.judge_names`.
 - :func:`findings_section`: :func:`evalcore.pointwise.bias_report.bias_report` (``ui.BIAS``), its
   ``recommendations`` (:func:`evalcore.pointwise.recommend.recommendations`) and ``skipped`` sections.
-- :func:`score_distribution_tab`: :func:`evalcore.pointwise.scale.score_frequencies` (``ui.SCORE_FREQUENCIES``)
-  and the bias report's ``mean_shift`` (:func:`evalcore.pointwise.scale.scale_use`).
+- :func:`score_distribution_tab`: :func:`evalcore.pointwise.scale_use.score_frequencies` (``ui.SCORE_FREQUENCIES``)
+  and the bias report's ``mean_shift`` (:func:`evalcore.pointwise.scale_use.scale_use`).
 - :func:`familiarity_tab`: the bias report's ``tau_difference`` (:func:`evalcore.pointwise.bias.familiarity`)
   and :func:`evalcore.pointwise.bias.perplexity_by_score` (``ui.PERPLEXITY_BY_SCORE``).
 - :func:`anchoring_tab`: the bias report's ``r_difference`` (:func:`evalcore.pointwise.bias.anchoring`),
@@ -26,7 +26,7 @@ import streamlit as st
 
 from evalcore import ui
 from evalcore.columns import segment_columns
-from evalcore.pointwise.scale import stray_scores
+from evalcore.pointwise.scale_use import stray_scores
 from evalcore.report import plots, tables
 from evalcore.text import md
 
@@ -57,7 +57,7 @@ def controls(ratings) -> ui.AuditOptions:
 def findings_section(rep, ratings, n_boot: int, pending: bool) -> None:
     """What is flagged, what to do about it, and which sections the data could not support (nothing is
     claimed while the tests are ``pending``: the page shows point estimates until they have run). A score far
-    outside the others of its criterion (:func:`evalcore.pointwise.scale.stray_scores`) is named first: it sets
+    outside the others of its criterion (:func:`evalcore.pointwise.scale_use.stray_scores`) is named first: it sets
     the scale every section reads from the data."""
     st.subheader("What we found")
     for criterion, note in stray_scores(ratings).items():

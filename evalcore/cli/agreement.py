@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_engine(args: argparse.Namespace) -> int:
-    """``--engine``: the per-unit counts computed where the data is (:mod:`evalcore.scale`); the rest as in memory.
+    """``--engine``: the per-unit counts computed where the data is (:mod:`evalcore.engines`); the rest as in memory.
 
     Only the compressed counts come back, so a folder of Parquet files larger than memory works. The
     analyses that need every row (``--leaderboard``, ``--pairs``, system-level correlations) are not
@@ -78,7 +78,7 @@ def _run_engine(args: argparse.Namespace) -> int:
     """
     from ..errors import DataError
     from ..pointwise.agreement import filter_units
-    from ..scale.agreement import count_units_engine
+    from ..engines.agreement import count_units_engine
 
     if args.leaderboard or args.pairs:
         raise DataError("--leaderboard and --pairs need the rows in memory", fix="run them without --engine")

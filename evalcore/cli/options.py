@@ -70,12 +70,12 @@ def _engine(value: str) -> str:
 
 
 def add_engine_arg(p: argparse.ArgumentParser) -> None:
-    """``--engine``: compute the statistics in an engine (:mod:`evalcore.scale`), for data larger than memory."""
+    """``--engine``: compute the statistics in an engine (:mod:`evalcore.engines`), for data larger than memory."""
     p.add_argument("--engine", metavar="ENGINE", type=_engine,
                    help="compute the counts in an engine instead of in memory: duckdb, spark (the master from the "
                         "usual Spark settings, or spark:MASTER) or an ibis URL (trino://..., bigquery://...); FILE is "
                         "then a Parquet or CSV file, a folder of Parquet files, or a table of the engine "
-                        "(needs pip install 'evalcore[scale]')")
+                        "(needs pip install 'evalcore[engines]')")
 
 
 #: The files an engine reads as one table.
@@ -146,14 +146,14 @@ def auto_engine(args: argparse.Namespace, command: str) -> None:
 
 
 def engine_table(args: argparse.Namespace):
-    """The one input of ``--engine`` as an ibis table on that engine, ``--map`` applied (:mod:`evalcore.scale`).
+    """The one input of ``--engine`` as an ibis table on that engine, ``--map`` applied (:mod:`evalcore.engines`).
 
-    The input is a file, a folder of Parquet files or a table of the engine (:func:`evalcore.scale.engine.read`),
+    The input is a file, a folder of Parquet files or a table of the engine (:func:`evalcore.engines.engine.read`),
     or, on DuckDB, a folder of CSV files, a glob or several files of one kind (:func:`table_files`).
     """
     from pathlib import Path
 
-    from ..scale.engine import connect, read, read_files
+    from ..engines.engine import connect, read, read_files
 
     if args.wide_humans or args.wide_judges or args.preset not in ("auto", "none"):
         raise DataError("--engine reads one ratings table in the canonical columns (no preset, no wide file)",

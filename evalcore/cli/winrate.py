@@ -128,12 +128,12 @@ def _engine_todo(data: dict, args: argparse.Namespace, prior) -> list[tuple[str,
 
 
 def _run_engine(args: argparse.Namespace, prior, kw: dict) -> list:
-    """``--engine``: each pair's verdict patterns counted where the data is (:mod:`evalcore.scale.pairwise`),
+    """``--engine``: each pair's verdict patterns counted where the data is (:mod:`evalcore.engines.pairwise`),
     expanded into items (:func:`evalcore.pairwise.pairs.pair_from_patterns`) and fitted by the same
     :func:`evalcore.pairwise.winrate.estimate`. Only the counts come back; ties are dropped (a coin flip per
     item needs the items' order, which engines do not have)."""
     from ..pairwise import winrate as wr
-    from ..scale.pairwise import engine_pair_data
+    from ..engines.pairwise import engine_pair_data
 
     if args.accuracy:
         raise DataError("--accuracy needs the rows in memory (its interval is an item bootstrap)",

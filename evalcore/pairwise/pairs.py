@@ -359,7 +359,7 @@ def pair_from_patterns(system_a: str, system_b: str, judges: Sequence[str], verd
                        ties: str = "drop") -> PairData:
     """A :class:`PairData` rebuilt from distinct verdict patterns and their counts.
 
-    Why: an engine (:func:`evalcore.scale.pairwise.verdict_patterns`) returns only the counts of the
+    Why: an engine (:func:`evalcore.engines.pairwise.verdict_patterns`) returns only the counts of the
     distinct patterns, never the rows. BWRS and Dawid-Skene depend on the data only through those
     counts, so expanding each pattern into as many items as it counts gives them exactly the data the
     in-process path gives: the same fitting code runs, not a second copy of the models. The expansion

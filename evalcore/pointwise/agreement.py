@@ -22,7 +22,7 @@ raters in the same order in every unit, ``rater`` repeats one unit back, so most
 comparison, not a hash. The counting is one compiled pass (numba, :mod:`evalcore.pointwise._agreekernel`)
 on large tables and numpy on small ones, where loading numba would cost more than it saves;
 the tests check both against pandas in eight file layouts. A SQL GROUP BY gives the same counts:
-:mod:`evalcore.scale.agreement` computes them in an engine (DuckDB, Spark...) for data larger than
+:mod:`evalcore.engines.agreement` computes them in an engine (DuckDB, Spark...) for data larger than
 memory, as compressed :class:`Units` whose rows stand for ``item_count`` items each, and this module
 computes the table from them with the same code.
 
@@ -152,7 +152,7 @@ class Units:
         Set by :func:`filter_units` on the units it returns: the filter, and the units it kept
         and dropped (:class:`UnitFilter`); None on the units of :func:`count_units`.
     item_count
-        Compressed units (:mod:`evalcore.scale.agreement`): how many items each item index stands
+        Compressed units (:mod:`evalcore.engines.agreement`): how many items each item index stands
         for, so that a row of ``counts`` is that many units with the same statistics. None (the
         units of :func:`count_units`): one item each. Every count (``n``, ``n_units``,
         ``n_ratings``, the unit filter's) and the bootstrap's multinomial weigh the items by it, so

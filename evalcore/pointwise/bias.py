@@ -11,7 +11,7 @@ Familiarity (their Table 1 and Figure 2): :mod:`evalcore.pointwise.familiarity`
 Anchoring (their Figure 4 and Table 3): :mod:`evalcore.pointwise.anchoring`
     :func:`anchoring`, :func:`conditional_distribution`, :func:`criterion_correlations`.
 
-The other sections of the bias report are :mod:`evalcore.pointwise.scale` and
+The other sections of the bias report are :mod:`evalcore.pointwise.scale_use` and
 :mod:`evalcore.pointwise.consistency`; :func:`evalcore.pointwise.bias_report.bias_report` runs
 them all.
 

@@ -3,7 +3,7 @@
 Sections (Stureborg et al. 2024; Hada et al. 2024):
 
 - ``familiarity`` (:func:`evalcore.pointwise.familiarity.familiarity`): score against perplexity;
-- ``score_distribution`` (:func:`evalcore.pointwise.scale.scale_use`, :func:`evalcore.pointwise.scale.round_number_bias`):
+- ``score_distribution`` (:func:`evalcore.pointwise.scale_use.scale_use`, :func:`evalcore.pointwise.scale_use.round_number_bias`):
   top-score skew, mean shift, entropy, round numbers;
 - ``anchoring`` (:func:`evalcore.pointwise.anchoring.anchoring`): correlation between criteria, agreement by position;
 - ``self_consistency`` (:func:`evalcore.pointwise.consistency.self_consistency`,
@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..errors import DataError
 from ..stats import ALPHA, apply_fdr, check_alpha, join_notes
-from . import anchoring, consistency, familiarity, scale
+from . import anchoring, consistency, familiarity, scale_use
 from .recommend import recommendations
 from .sections import RESULT_COLUMNS, BiasNotApplicable
 
@@ -47,7 +47,7 @@ class BiasReport:
     """Every section's records (a skipped section is one ``not_available`` row whose note says why)."""
 
     records: pd.DataFrame
-    #: Notes about the data every section shares (a stray score: :func:`evalcore.pointwise.scale.stray_scores`).
+    #: Notes about the data every section shares (a stray score: :func:`evalcore.pointwise.scale_use.stray_scores`).
     notes: tuple[str, ...] = ()
 
     @property
@@ -112,8 +112,8 @@ def bias_report(
     if "familiarity" in sections:
         steps.append(("familiarity", lambda: familiarity.familiarity(ratings, **opts)))
     if "score_distribution" in sections:
-        steps.append(("score_distribution", lambda: scale.scale_use(ratings, **opts)))
-        steps.append(("score_distribution", lambda: scale.round_number_bias(ratings, **opts)))
+        steps.append(("score_distribution", lambda: scale_use.scale_use(ratings, **opts)))
+        steps.append(("score_distribution", lambda: scale_use.round_number_bias(ratings, **opts)))
     if "anchoring" in sections:
         steps.append(("anchoring", lambda: anchoring.anchoring(ratings, **opts)))
     if "self_consistency" in sections:
@@ -139,7 +139,7 @@ def bias_report(
         records[c] = records[c].astype("boolean").fillna(False).astype(bool)
     for c in ("judge", "test"):
         records[c] = records[c].astype(object).where(records[c].notna(), None)
-    stray = scale.stray_scores(ratings)
+    stray = scale_use.stray_scores(ratings)
     if stray:  # every row of the criterion says so: its scale (top score, range, grid) comes from that score
         crit = records["criterion"].astype(object)
         records["note"] = [join_notes(n if isinstance(n, str) else "", stray[str(c)]) if str(c) in stray else n

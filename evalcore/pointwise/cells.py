@@ -1,4 +1,4 @@
-"""Ratings sorted into cells: the shared machinery of :mod:`evalcore.pointwise.scale` and :mod:`.consistency`.
+"""Ratings sorted into cells: the shared machinery of :mod:`evalcore.pointwise.scale_use` and :mod:`.consistency`.
 
 A *cell* is one criterion and one combination of the ``by`` columns. The item bootstrap resamples
 items within each cell, and every statistic of a cell is a weighted sum over its items

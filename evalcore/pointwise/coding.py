@@ -1,7 +1,7 @@
 """A ratings table reduced to integer codes: the one preparation of the bias analyses.
 
 :func:`code_ratings` validates what a summary function of :mod:`evalcore.pointwise.familiarity`,
-:mod:`evalcore.pointwise.anchoring`, :mod:`evalcore.pointwise.scale` or
+:mod:`evalcore.pointwise.anchoring`, :mod:`evalcore.pointwise.scale_use` or
 :mod:`evalcore.pointwise.consistency` needs (the columns, the ``by`` columns, the judges, numeric
 scores), keeps the first ``sample`` where a rater judged an item several times, and codes items,
 criteria and raters as integers, with each item's group of the ``by`` columns. The analyses differ

@@ -19,7 +19,7 @@ configurations (single- vs multi-attribute template, 1-5 vs 1-10 vs 1-100 scale)
 The output layout (:mod:`evalcore.pointwise.sections`), the cells and the item bootstrap
 (:mod:`evalcore.pointwise.cells`, :mod:`evalcore.stats`) and the tests (directions in
 :data:`evalcore.pointwise.sections.TESTS`, flags by :func:`evalcore.stats.apply_fdr`) are those of
-:mod:`evalcore.pointwise.scale` (section ``self_consistency``).
+:mod:`evalcore.pointwise.scale_use` (section ``self_consistency``).
 
 Krippendorff's alpha from per-unit sufficient statistics
 --------------------------------------------------------

@@ -7,7 +7,7 @@ direction is stated), flagged by the one flag rule (:func:`evalcore.stats.apply_
 row is descriptive.
 
 Every summary function of :mod:`evalcore.pointwise.familiarity`, :mod:`evalcore.pointwise.anchoring`,
-:mod:`evalcore.pointwise.scale` and :mod:`evalcore.pointwise.consistency` returns a table in the
+:mod:`evalcore.pointwise.scale_use` and :mod:`evalcore.pointwise.consistency` returns a table in the
 layout :data:`RESULT_COLUMNS`, built with :class:`SectionTable` (the one result table of
 :mod:`evalcore.stats` with ``section`` and ``criterion`` in front), and
 :func:`evalcore.pointwise.bias_report.bias_report` puts them together.

@@ -138,7 +138,7 @@ def _summary_section(ing, audit: Audit) -> str:
     av = av[av["table"] == ing.table]
     shown = pd.DataFrame({"analysis": av["title"], "supported": av["available"].map({True: "yes", False: "no"}),
                           "would need": av["missing"]})
-    from ..pointwise.scale import stray_scores
+    from ..pointwise.scale_use import stray_scores
 
     # A score far outside its criterion's others (a typo such as 1e6 on 0-100) sets the scale every analysis reads.
     strays = [f"On {c}: {n}." for c, n in stray_scores(ing.frame).items()] if ing.table == "ratings" else []

@@ -274,8 +274,8 @@ BIAS = Analysis(
 
 
 def _score_frequencies(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
-    """:func:`evalcore.pointwise.scale.score_frequencies` on the dataset's ratings."""
-    from ..pointwise.scale import score_frequencies
+    """:func:`evalcore.pointwise.scale_use.score_frequencies` on the dataset's ratings."""
+    from ..pointwise.scale_use import score_frequencies
 
     return score_frequencies(cache.table(data, RATINGS), **p)
 

@@ -40,9 +40,9 @@ def _fix_texts() -> list[tuple[str, str]]:
 
     found = []
     for path in sorted((ROOT / "evalcore").rglob("*.py")):
-        # The CLI's own messages, and the engines' (evalcore.scale runs only under `evalcore ... --engine`),
+        # The CLI's own messages, and the engines' (evalcore.engines runs only under `evalcore ... --engine`),
         # never reach the app.
-        if path.relative_to(ROOT / "evalcore").parts[0] in ("cli", "scale"):
+        if path.relative_to(ROOT / "evalcore").parts[0] in ("cli", "engines"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             values = []

@@ -8,7 +8,7 @@ import pytest
 
 from evalcore.cli import main
 
-pytest.importorskip("ibis", reason="the engines are the scale extra (pip install 'evalcore[scale]')")
+pytest.importorskip("ibis", reason="the engines are the engines extra (pip install 'evalcore[engines]')")
 
 
 def test_a_header_only_parquet_file_through_the_engine_is_one_message(tmp_path, capsys):

@@ -187,7 +187,7 @@ def test_figures_of_every_builder_show_names_as_text(payload):
     from evalcore.pointwise.distributions import class_distribution
     from evalcore.pointwise.familiarity import perplexity_by_score
     from evalcore.pointwise.rater_pairs import rater_pair_matrix
-    from evalcore.pointwise.scale import score_frequencies
+    from evalcore.pointwise.scale_use import score_frequencies
     from evalcore.report import plots, tables
 
     ratings = payload["ratings"]

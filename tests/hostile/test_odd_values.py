@@ -94,8 +94,8 @@ def test_bias_and_meta_group_only_by_what_they_are_asked(sample):
 def test_engine_counts_leave_per_row_columns_out(sample, tmp_path):
     pytest.importorskip("duckdb")
     pytest.importorskip("ibis")
-    from evalcore.scale.agreement import agreement as eagreement, count_units_engine
-    from evalcore.scale.engine import connect, read
+    from evalcore.engines.agreement import agreement as eagreement, count_units_engine
+    from evalcore.engines.engine import connect, read
 
     con = connect("duckdb")
     plain, extras = tmp_path / "plain.parquet", tmp_path / "extras.parquet"
@@ -162,7 +162,7 @@ def _stray(sample: pd.DataFrame, value: float) -> tuple[pd.DataFrame, str]:
 def test_round_number_weights_cost_the_distinct_scores_not_the_range(sample, monkeypatch):
     """The round-number weights are computed on the scores given: one 1e10 on a 0-100 scale costs one more
     value, not a grid of 1e10 (the old code allocated ``np.arange(lo, hi + 1)``)."""
-    from evalcore.pointwise import scale
+    from evalcore.pointwise import scale_use as scale
 
     sizes = []
     real = scale._round_weights
@@ -183,7 +183,7 @@ def test_round_number_weights_cost_the_distinct_scores_not_the_range(sample, mon
 
 def test_round_number_weights_match_the_grid_they_replace():
     """At every whole number of a scale, the weights are those of the dense grid over it (the old definition)."""
-    from evalcore.pointwise.scale import _reference_weights, _round_weights
+    from evalcore.pointwise.scale_use import _reference_weights, _round_weights
 
     for lo, hi, base in ((0, 100, 5), (1, 10, 5), (1, 100, 10), (-7, 12, 3), (0, 6, 2)):
         grid = np.arange(lo, hi + 1)
@@ -234,7 +234,7 @@ def test_bias_and_report_finish_with_a_note_on_the_stray_score(sample, tmp_path,
 
 
 def test_stray_scores_name_only_scores_far_outside_the_bulk(sample):
-    from evalcore.pointwise.scale import stray_scores
+    from evalcore.pointwise.scale_use import stray_scores
 
     assert stray_scores(_on_100(sample)) == {}  # a 0-100 scale used in full: nothing stray
     assert stray_scores(pd.read_csv(SAMPLE)) == {}

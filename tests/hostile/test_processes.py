@@ -303,7 +303,7 @@ _SCHEMES = "athena, bigquery"  # the start of the list of URL schemes the messag
 ])
 def test_an_odd_engine_gets_one_message(odd_places, ratings_parquet, capsys, engine, message):
     from evalcore.cli import main
-    from evalcore.scale.engine import connect
+    from evalcore.engines.engine import connect
 
     with pytest.raises(DataError) as err:
         connect(engine)
@@ -317,7 +317,7 @@ def test_an_odd_engine_gets_one_message(odd_places, ratings_parquet, capsys, eng
 
 
 def test_an_unknown_scheme_message_lists_the_schemes(odd_places):
-    from evalcore.scale.engine import connect, url_schemes
+    from evalcore.engines.engine import connect, url_schemes
 
     with pytest.raises(DataError) as err:
         connect("foo://bar")
@@ -326,7 +326,7 @@ def test_an_unknown_scheme_message_lists_the_schemes(odd_places):
 
 
 def test_a_missing_database_file_is_not_created(odd_places):
-    from evalcore.scale.engine import connect
+    from evalcore.engines.engine import connect
 
     with pytest.raises(DataError):
         connect("duckdb://new.duckdb")
@@ -334,7 +334,7 @@ def test_a_missing_database_file_is_not_created(odd_places):
 
 
 def test_real_databases_and_in_memory_urls_still_connect(odd_places):
-    from evalcore.scale.engine import connect
+    from evalcore.engines.engine import connect
 
     for url in ("duckdb://../../real.duckdb", f"duckdb:///{odd_places / 'real.duckdb'}", "duckdb://"):
         con = connect(url)

@@ -34,8 +34,8 @@ def fixtures(sample_frame, tmp_path_factory):
 
 def test_spark_gives_duckdb_statistics_and_table(spark, duck, fixtures):
     from evalcore.pointwise.agreement import count_units
-    from evalcore.scale.agreement import agreement as eagreement, count_units_engine
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import agreement as eagreement, count_units_engine
+    from evalcore.engines.engine import read
 
     frame, folder = fixtures
     on_spark, on_duck = read(spark, folder), read(duck, folder)

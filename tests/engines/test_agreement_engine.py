@@ -22,7 +22,7 @@ BYS = [None, ["task"], [], ["criterion"], ["language", "task", "criterion"]]
 
 
 def _engine(duck, frame: pd.DataFrame, tmp_path, name: str = "r.parquet"):
-    from evalcore.scale.engine import read
+    from evalcore.engines.engine import read
 
     path = tmp_path / name
     frame.to_parquet(path)
@@ -31,8 +31,8 @@ def _engine(duck, frame: pd.DataFrame, tmp_path, name: str = "r.parquet"):
 
 @pytest.mark.parametrize("by", BYS, ids=lambda b: "default" if b is None else "-".join(b) or "none")
 def test_sample_statistics_and_table(duck, sample_frame, sample_parquet, by):
-    from evalcore.scale.agreement import agreement as eagreement, count_units_engine
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import agreement as eagreement, count_units_engine
+    from evalcore.engines.engine import read
 
     table = read(duck, sample_parquet)
     mem_units = count_units(sample_frame)
@@ -52,7 +52,7 @@ def test_sample_statistics_and_table(duck, sample_frame, sample_parquet, by):
 
 def test_sample_rule_first_sample(duck, sample_frame, tmp_path):
     """Several samples per rater: the first counts, as in memory (the sample data has samples 0-4)."""
-    from evalcore.scale.agreement import count_units_engine
+    from evalcore.engines.agreement import count_units_engine
 
     assert sample_frame["sample"].nunique() > 1
     shifted = sample_frame.assign(score=np.where(sample_frame["sample"] > 0, 1, sample_frame["score"]))
@@ -66,8 +66,8 @@ def test_sample_rule_first_sample(duck, sample_frame, tmp_path):
 def test_shuffled_rows_same_statistics_and_same_draws(duck, sample_frame, sample_parquet, tmp_path):
     """No engine returns a stable row order: the engine path sorts, so shuffled rows give the identical table,
     intervals included; and the same table as in memory on the shuffled frame."""
-    from evalcore.scale.agreement import agreement as eagreement
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import agreement as eagreement
+    from evalcore.engines.engine import read
 
     shuffled = sample_frame.sample(frac=1.0, random_state=11).reset_index(drop=True)
     eng_shuffled = _engine(duck, shuffled, tmp_path, "shuffled.parquet")
@@ -79,8 +79,8 @@ def test_shuffled_rows_same_statistics_and_same_draws(duck, sample_frame, sample
 
 
 def test_parquet_folder_is_one_table(duck, sample_frame, sample_parquet, tmp_path):
-    from evalcore.scale.agreement import agreement as eagreement
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import agreement as eagreement
+    from evalcore.engines.engine import read
 
     folder = tmp_path / "parts"
     (folder / "more").mkdir(parents=True)
@@ -93,8 +93,8 @@ def test_parquet_folder_is_one_table(duck, sample_frame, sample_parquet, tmp_pat
 
 
 def test_unit_filter_same_as_in_memory(duck, sample_frame, sample_parquet):
-    from evalcore.scale.agreement import agreement as eagreement
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import agreement as eagreement
+    from evalcore.engines.engine import read
 
     table = read(duck, sample_parquet)
     for by in (None, ["task"]):
@@ -105,8 +105,8 @@ def test_unit_filter_same_as_in_memory(duck, sample_frame, sample_parquet):
 
 
 def test_judges_subset_and_unknown_judge(duck, sample_frame, sample_parquet):
-    from evalcore.scale.agreement import agreement as eagreement
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import agreement as eagreement
+    from evalcore.engines.engine import read
 
     table = read(duck, sample_parquet)
     judge = "gpt-4/single-call"
@@ -118,14 +118,14 @@ def test_judges_subset_and_unknown_judge(duck, sample_frame, sample_parquet):
 
 def test_rater_kind_from_names(duck, sample_frame, tmp_path):
     """Without rater_kind, raters named like models are the judges (evalcore.data.raters), as on import."""
-    from evalcore.scale.agreement import count_units_engine
+    from evalcore.engines.agreement import count_units_engine
 
     table = _engine(duck, sample_frame.drop(columns="rater_kind"), tmp_path)
     assert unit_statistics(count_units_engine(table)) == unit_statistics(count_units(sample_frame))
 
 
 def test_errors_name_the_problem_and_the_fix(duck, sample_frame, tmp_path):
-    from evalcore.scale.agreement import count_units_engine
+    from evalcore.engines.agreement import count_units_engine
 
     small = sample_frame.head(2000)
     with pytest.raises(DataError, match="lacks item_id, score") as err:
@@ -141,8 +141,8 @@ def test_errors_name_the_problem_and_the_fix(duck, sample_frame, tmp_path):
 
 
 def test_per_criterion_units_refuse_other_groupings(duck, sample_parquet):
-    from evalcore.scale.agreement import count_units_engine
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import count_units_engine
+    from evalcore.engines.engine import read
 
     units = count_units_engine(read(duck, sample_parquet), by=["criterion"])
     assert units.per_criterion
@@ -154,7 +154,7 @@ def test_per_criterion_units_refuse_other_groupings(duck, sample_parquet):
 def test_hanna(duck, tmp_path):
     """HANNA: six criteria, many judges with fractional (averaged) scores, read through its preset."""
     from evalcore.data.presets import read_preset
-    from evalcore.scale.agreement import agreement as eagreement, count_units_engine
+    from evalcore.engines.agreement import agreement as eagreement, count_units_engine
 
     frame = read_preset("hanna", [DATASETS / "hanna" / "hanna_metric_scores_llm.csv"]).frame
     table = _engine(duck, frame, tmp_path, "hanna.parquet")
@@ -165,8 +165,8 @@ def test_hanna(duck, tmp_path):
 
 
 def test_unknown_grouping_column_fails_before_the_big_query(duck, sample_parquet):
-    from evalcore.scale.agreement import count_units_engine
-    from evalcore.scale.engine import read
+    from evalcore.engines.agreement import count_units_engine
+    from evalcore.engines.engine import read
 
     with pytest.raises(DataError, match="cannot group by 'region'") as err:
         count_units_engine(read(duck, sample_parquet), by=["region"])
@@ -175,8 +175,8 @@ def test_unknown_grouping_column_fails_before_the_big_query(duck, sample_parquet
 
 def test_a_table_of_the_engine_by_name(sample_parquet):
     """On a database engine the input names a table (``schema.table``); here a DuckDB schema."""
-    from evalcore.scale.agreement import count_units_engine
-    from evalcore.scale.engine import connect, read
+    from evalcore.engines.agreement import count_units_engine
+    from evalcore.engines.engine import connect, read
 
     con = connect("duckdb")
     con.raw_sql(f"CREATE SCHEMA eval; CREATE TABLE eval.ratings AS SELECT * FROM read_parquet('{sample_parquet}')")

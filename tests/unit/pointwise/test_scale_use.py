@@ -1,4 +1,4 @@
-"""Score distribution, scale use and round-number bias (evalcore.pointwise.scale).
+"""Score distribution, scale use and round-number bias (evalcore.pointwise.scale_use).
 
 Checked three ways: numbers against scipy / direct pandas computations; injected effects of a
 known size recovered within their intervals and flagged; no effect -> false-alarm rate near the
@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 from scipy.stats import entropy, norm
 
-import evalcore.pointwise.scale as scale_mod
+import evalcore.pointwise.scale_use as scale_mod
 from evalcore.errors import DataError
-from evalcore.pointwise.scale import (
+from evalcore.pointwise.scale_use import (
     ROUND_MEASURES,
     SCALE_MEASURES,
     round_excess,

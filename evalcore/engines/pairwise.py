@@ -78,7 +78,7 @@ def _ibis():
         import ibis
     except ImportError:
         raise DataError("statistics on SQL engines need the ibis package, which is not installed",
-                        fix="pip install 'evalcore[scale]'") from None
+                        fix="pip install 'evalcore[engines]'") from None
     return ibis
 
 

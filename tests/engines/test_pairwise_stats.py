@@ -1,4 +1,4 @@
-"""The pairwise sufficient statistics on an SQL engine (evalcore.scale.pairwise) equal the in-process ones.
+"""The pairwise sufficient statistics on an SQL engine (evalcore.engines.pairwise) equal the in-process ones.
 
 Each statistic is computed twice: on DuckDB through ibis (the table registered from Arrow or Parquet,
 never from a pandas nullable frame), and from the in-process objects of evalcore.pairwise (PairData,
@@ -25,8 +25,8 @@ from evalcore.pairwise.pairs import accuracy_counts, label_mask, pair_data, pair
 from evalcore.pairwise.position import judge_data, position_report
 from tests.helpers import DATASETS, LLMBAR, PANDALM, SAMPLE_PAIRS
 
-ibis = pytest.importorskip("ibis", reason="ibis is the optional extra evalcore[scale]")
-from evalcore.scale import pairwise as sp
+ibis = pytest.importorskip("ibis", reason="ibis is the optional extra evalcore[engines]")
+from evalcore.engines import pairwise as sp
 
 _DROP = ("text_a", "text_b")  # long texts: not needed by any statistic here
 
@@ -322,7 +322,7 @@ def test_llmbar_position_reproduces_the_authors_statistics(frames, con, tmp_path
 def test_missing_ibis_says_how_to_install(monkeypatch, frames, con, tmp_path_factory):
     _, table = _case("sample", frames, con, tmp_path_factory)
     monkeypatch.setitem(sys.modules, "ibis", None)  # import ibis now raises ImportError
-    with pytest.raises(DataError, match=r"pip install 'evalcore\[scale\]'"):
+    with pytest.raises(DataError, match=r"pip install 'evalcore\[engines\]'"):
         sp.judge_accuracy_counts(table)
 
 

@@ -15,7 +15,7 @@ any ibis connection URL
     ``trino://user@host:8080/catalog/schema``, ``bigquery://project/dataset``,
     ``snowflake://...``: :func:`ibis.connect` opens it, and the input names a table there.
 
-The expressions of :mod:`evalcore.scale.agreement` are the same for every engine (the portable
+The expressions of :mod:`evalcore.engines.agreement` are the same for every engine (the portable
 subset: filter, mutate, group_by, aggregate with ``where=``, one window for the ``sample`` rule).
 Feed engines from Parquet or Arrow, not from pandas: a pandas nullable ``Int64`` column sent to
 Spark through ibis 12 comes back all NULL.
@@ -33,13 +33,13 @@ from pathlib import Path
 from ..errors import DataError
 
 #: How to install what the engines need.
-INSTALL = "pip install 'evalcore[scale]'"
+INSTALL = "pip install 'evalcore[engines]'"
 
 
 def require_ibis():
     """The ``ibis`` module, or a DataError naming the install command when it is missing.
 
-    ibis is an optional dependency (the ``[scale]`` extra): the default install stays lean.
+    ibis is an optional dependency (the ``[engines]`` extra): the default install stays lean.
     """
     try:
         import ibis

@@ -2,7 +2,7 @@
 
 Both sides read the same Parquet file: in memory (``evalcore winrate FILE``) and on DuckDB
 (``--engine duckdb``), through the CLI's JSON and through the functions
-(:func:`evalcore.scale.pairwise.engine_pair_data` then :func:`evalcore.pairwise.winrate.estimate`). With all
+(:func:`evalcore.engines.pairwise.engine_pair_data` then :func:`evalcore.pairwise.winrate.estimate`). With all
 labels (``ratio:1``) or none (``none``), the fits see the same pattern counts and the same seed, so the
 records are identical, not only close. A shuffled copy (rows permuted, some items naming their pair the
 other way round, split over two files) gives the same records on the engine, also for a partial ratio,
@@ -25,8 +25,8 @@ from evalcore.pairwise import winrate as wr
 from evalcore.pairwise.pairs import NotApplicable, pair_data, pair_from_patterns, pairs, select_judges
 from tests.helpers import DATASETS, PANDALM, SAMPLE_PAIRS
 
-pytest.importorskip("ibis", reason="ibis is the optional extra evalcore[scale]")
-from evalcore.scale import pairwise as sp
+pytest.importorskip("ibis", reason="ibis is the optional extra evalcore[engines]")
+from evalcore.engines import pairwise as sp
 
 _DROP = ("text_a", "text_b", "instruction", "input", "prob_a", "prob_a_swap_position", "prob_a_swap_id")
 _DS = ["--chains", "2", "--draws", "200", "--seed", "3"]
@@ -98,7 +98,7 @@ def files(tmp_path_factory):
 @pytest.mark.parametrize("name", ["sample", "pandalm"])
 def test_engine_pair_data_has_the_in_memory_patterns(name, files, duck):
     """Every pair, oriented as pairs() orients it, with the same items, labels and verdict patterns."""
-    from evalcore.scale.engine import read
+    from evalcore.engines.engine import read
 
     frame, path, _ = files(name)
     got = sp.engine_pair_data(read(duck, path))
@@ -136,7 +136,7 @@ def test_pair_from_patterns_expands_counts_and_adds_empty_items():
 @pytest.mark.parametrize("method, prior", [("bwrs", "ratio:1"), ("ds", "none"), ("ds", "ratio:1")])
 def test_functions_give_the_in_memory_estimates(method, prior, files, duck):
     """estimate() on the engine's PairData equals estimate() on the rows, every field but the time."""
-    from evalcore.scale.engine import read
+    from evalcore.engines.engine import read
 
     frame, path, _ = files("sample")
     kw = dict(method=method, prior=prior, seed=2, n_samples=2000, chains=2, draws=200, tune=200)
@@ -213,7 +213,7 @@ def test_cli_engine_refusals_get_one_line(argv, message, files, capsys):
 @pytest.mark.spark
 @pytest.mark.slow
 def test_spark_gives_the_duckdb_pair_data_and_estimate(spark, duck, files):
-    from evalcore.scale.engine import read
+    from evalcore.engines.engine import read
 
     _, path, _ = files("sample")
     on_spark, on_duck = sp.engine_pair_data(read(spark, path)), sp.engine_pair_data(read(duck, path))

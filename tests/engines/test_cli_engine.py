@@ -69,4 +69,4 @@ def test_missing_ibis_names_the_install_command(monkeypatch, capsys, validated_p
 
     monkeypatch.setitem(sys.modules, "ibis", None)  # import ibis now raises ImportError
     assert main(["agreement", str(validated_parquet), "--engine", "duckdb"]) != 0
-    assert "pip install 'evalcore[scale]'" in capsys.readouterr().err
+    assert "pip install 'evalcore[engines]'" in capsys.readouterr().err

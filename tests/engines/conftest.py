@@ -25,14 +25,14 @@ def require_ibis():
     try:
         import ibis  # noqa: F401
     except ImportError:
-        _missing("ibis is not installed (pip install 'evalcore[scale]')")
+        _missing("ibis is not installed (pip install 'evalcore[engines]')")
 
 
 @pytest.fixture(scope="session")
 def duck():
     """An in-process DuckDB connection through ibis."""
     require_ibis()
-    from evalcore.scale.engine import connect
+    from evalcore.engines.engine import connect
 
     return connect("duckdb")
 
@@ -51,10 +51,10 @@ def spark(tmp_path_factory):
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        _missing("pyspark is not installed (pip install 'evalcore[scale]')")
+        _missing("pyspark is not installed (pip install 'evalcore[engines]')")
     if not _java_ok():
         _missing("Java is not installed (Spark needs Java 17; Debian: apt-get install default-jre-headless)")
-    from evalcore.scale.engine import connect
+    from evalcore.engines.engine import connect
 
     con = connect("spark:local[1]", spark_conf={
         "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",

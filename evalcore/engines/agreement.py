@@ -315,7 +315,7 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
     table
         An ibis table with ``item_id``, ``rater``, ``score`` (numeric) and optionally ``rater_kind``,
         ``criterion`` (default ``overall``), ``sample`` and segment columns (``language``, ``task``...).
-        Read it with :func:`evalcore.scale.engine.read`; it is never loaded.
+        Read it with :func:`evalcore.engines.engine.read`; it is never loaded.
     by
         The grouping the units are for: with ``criterion`` among them (the default grouping) the units
         are compressed per criterion (fewest rows), else per item (item types).
