@@ -16,7 +16,7 @@ import pytest
 
 from evalcore.data.ingest import load_samples
 from evalcore.pairwise import winrate as wr
-from evalcore.pointwise import bias, scale
+from evalcore.pointwise import bias, scale_use
 from evalcore.pointwise.agreement import agreement, count_units
 from evalcore.pointwise.bias_report import bias_report
 from evalcore.pointwise.distributions import class_distribution
@@ -224,14 +224,14 @@ def report(ratings):
 
 
 def test_score_share_bars_per_source_and_row(ratings, judges):
-    freq = scale.score_frequencies(ratings, by=["language"], judges=judges)
+    freq = scale_use.score_frequencies(ratings, by=["language"], judges=judges)
     fig = plots.score_share_figure(freq, criterion="LA", row="language")
     assert all(isinstance(t, go.Bar) for t in fig.data)
     assert fig.layout.title.text == "Scores given on LA"
     assert {t.name for t in fig.data} == {"humans", *judges}
     assert {a.text for a in fig.layout.annotations} == set(freq["language"].astype(str))
     assert all("ratings" in t.hovertemplate for t in fig.data)
-    flat = plots.score_share_figure(scale.score_frequencies(ratings, judges=judges), criterion="LA")
+    flat = plots.score_share_figure(scale_use.score_frequencies(ratings, judges=judges), criterion="LA")
     assert len(flat.data) == 1 + len(judges) and not flat.layout.annotations
     assert plots.score_share_figure(freq, criterion="nope").layout.title.text == "No scores for nope"
 
