@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """The two commands of the Quickstart.
 
-    python3 dev.py app    install what is missing, then start the dashboard
-    python3 dev.py test   install what is missing, then run the whole test suite
-    python3 dev.py floors  the smoke tests against the lowest versions pyproject.toml allows (CI)
+    python3 dev.py app          install what is missing, then start the dashboard
+    python3 dev.py test         install what is missing, then run the whole test suite (at most 8 minutes
+                                on 2 cores; it prints the 15 slowest tests)
+    python3 dev.py test --fast  the unit tests, the golden outputs and the doctests, without the tests
+                                marked slow, browser or spark (at most 90 seconds on 2 cores)
+    python3 dev.py floors       the smoke tests against the lowest versions pyproject.toml allows (CI)
+
+Other arguments go to pytest, for example ``python3 dev.py test tests/unit -k agreement`` or ``-n 1``.
 
 Standard library only, so it runs on a machine that has nothing but Python 3.11 and pip.
 Packages go into the running interpreter only when that is a virtual environment (one you
@@ -138,6 +143,35 @@ def floors(rest: list[str]) -> int:
     return 1 if code == 5 else code
 
 
+#: What ``test --fast`` runs: the unit tests, the golden outputs of the commands on the sample and the doctests,
+#: without the tests marked slow (simulations, the real datasets, processes, the app under AppTest), browser or
+#: spark.
+FAST = ["-m", "not slow and not browser and not spark", "tests/unit", "tests/golden", "evalcore"]
+
+
+def test(rest: list[str]) -> int:
+    """Run the suite (or with ``--fast`` the quick part of it) on every core; pytest's exit status, with
+    "no tests collected" (5) counted as a failure."""
+    fast = "--fast" in rest
+    rest = [a for a in rest if a != "--fast"]
+    py = ensure(("test", "engines"))  # engines: the engine tests (DuckDB, local Spark) run with the suite
+    if not fast:
+        _ensure_chromium()
+    start = time.monotonic()
+    # The suite runs on every core (pytest-xdist) unless told otherwise, and names its 15 slowest tests.
+    spread = [] if any(a == "-n" or a.startswith(("-n=", "--numprocesses")) for a in rest) else ["-n", "auto"]
+    # The smoke tests repeat, in short, what the suite tests in full; they run at the floors (dev.py floors).
+    select = FAST if fast else ["--ignore=tests/smoke"]
+    code = subprocess.call([py, "-m", "pytest", *spread, "--durations=15", *select, *rest], cwd=ROOT)
+    took = time.monotonic() - start
+    print(f"dev.py: the tests took {took:.0f} seconds" if fast else f"dev.py: the tests took {took / 60:.1f} minutes",
+          flush=True)
+    if code == 5:
+        print("dev.py: pytest collected no tests; that is a failure, not a pass", file=sys.stderr)
+        return 1
+    return code
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "floors":
         return floors(argv[1:])
@@ -147,21 +181,10 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "app":
         py = ensure()
-        args = [py, "-m", "streamlit", "run", str(ROOT / "Home.py"), *rest]
+        args = [py, "-m", "streamlit", "run", str(ROOT / "app.py"), *rest]
         print("dev.py: starting the dashboard; open the URL below and click 'Load the sample data'", flush=True)
         return subprocess.call(args, cwd=ROOT)
-    py = ensure(("test", "engines"))  # engines: the engine tests (DuckDB, local Spark) run with the suite
-    _ensure_chromium()
-    start = time.monotonic()
-    # The suite runs on every core (pytest-xdist) unless told otherwise, and names its 15 slowest tests.
-    spread = [] if any(a == "-n" or a.startswith(("-n=", "--numprocesses")) for a in rest) else ["-n", "auto"]
-    # The smoke tests repeat, in short, what the suite tests in full; they run at the floors (dev.py floors).
-    code = subprocess.call([py, "-m", "pytest", *spread, "--durations=15", "--ignore=tests/smoke", *rest], cwd=ROOT)
-    print(f"dev.py: the tests took {(time.monotonic() - start) / 60:.1f} minutes", flush=True)
-    if code == 5:
-        print("dev.py: pytest collected no tests; that is a failure, not a pass", file=sys.stderr)
-        return 1
-    return code
+    return test(rest)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalcore.pointwise.agreement import agreement, count_units
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.agreement.units import count_units
 
 
 def make_file(path: Path, *, n_items: int, seed: int = 0) -> int:

@@ -24,7 +24,7 @@ child fills itself (DuckDB's spill files), which the kernel reclaims before it k
 a writable memory cgroup hierarchy. For each folder the size of the data decoded is given too: Arrow's
 ``nbytes`` and pandas' ``memory_usage(deep=True)`` per row of one file, times the rows. ``--path pandas``
 measures the in-memory path instead (``pandas.read_parquet`` of the folder, then
-:func:`evalcore.pointwise.agreement.count_units`), the one that a cap below the decoded size must kill.
+:func:`evalcore.pointwise.agreement.units.count_units`), the one that a cap below the decoded size must kill.
 
 Run: ``python benchmarks/bench_scale.py [--sizes 5 20 50 100] [--boot 1000] [--dir /tmp/evalcore-bench-scale]
 [--memory-limit 1GB] [--cgroup-memory 2GB] [--path duckdb|pandas]``
@@ -218,7 +218,7 @@ def _read(path: Path) -> str:
 def measure(folder: Path, *, boot: int, threads: int | None, memory_limit: str | None) -> dict:
     """In this (child) process: the agreement table of ``folder`` through DuckDB; times and peak memory."""
     t_start = time.perf_counter()
-    from evalcore.pointwise.agreement import agreement
+    from evalcore.pointwise.agreement.table import agreement
     from evalcore.engines.agreement import count_units_engine
     from evalcore.engines.engine import connect, read
 
@@ -247,11 +247,12 @@ def measure(folder: Path, *, boot: int, threads: int | None, memory_limit: str |
 
 def measure_pandas(folder: Path) -> dict:
     """In this (child) process: the in-memory path, ``pandas.read_parquet`` of the whole folder then
-    :func:`evalcore.pointwise.agreement.count_units` and the table; times and peak memory."""
+    :func:`evalcore.pointwise.agreement.units.count_units` and the table; times and peak memory."""
     t_start = time.perf_counter()
     import pandas as pd
 
-    from evalcore.pointwise.agreement import agreement, count_units
+    from evalcore.pointwise.agreement.table import agreement
+    from evalcore.pointwise.agreement.units import count_units
 
     t0 = time.perf_counter()
     frame = pd.read_parquet(folder)

@@ -4,18 +4,18 @@ Data (seeded): ``--items`` items compared by two systems A and B, true win rate 
 items on which A is better), ``--judges`` judges with accuracies ``q0, q1`` drawn uniformly in
 [0.6, 0.9], each judging every item; one human label per item, equal to the truth. The data are a
 canonical comparisons table (item_id, system_a, system_b, rater, rater_kind, winner, swapped) and
-go through ``winrate.pair_data`` like the app's.
+go through ``evalcore.pairwise.pairs.pair_data`` like the app's.
 
 Measured:
 
-* first fit of a fresh process: ``winrate.dawid_skene`` (nutpie) in a subprocess, from launch to
+* first fit of a fresh process: ``evalcore.pairwise.dawid_skene.dawid_skene`` (nutpie) in a subprocess, from launch to
   result, split into Python start-up, base imports, data, ``pair_data``, the pymc/nutpie imports
   and the first call; a second call on the same data gives the sampling time and the compile time
   (first call minus second). Run once with empty caches (numba's ``NUMBA_CACHE_DIR`` and PyTensor's
   ``base_compiledir`` in a temporary folder: a first run on a new machine) and once more with those
   caches filled (every later process);
 * compiled fits: median time of ``--repeat`` fits after the first, with ESS and R-hat of p;
-* the reference ``winrate.dawid_skene_reference`` (labels sampled by Binary Gibbs-Metropolis),
+* the reference ``dawid_skene_reference`` (labels sampled by Binary Gibbs-Metropolis),
   same chains, draws and tune; time, speed ratio and agreement of the posterior means of p,
   with Monte Carlo standard errors from ArviZ;
 * BWRS with ``--bwrs-samples`` samples per judge at prior ratio ``--ratio``: median of
@@ -52,7 +52,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from evalcore.pairwise import dawid_skene as ds_module  # noqa: E402
-from evalcore.pairwise import winrate  # noqa: E402
+from evalcore.pairwise.bwrs import bwrs  # noqa: E402
+from evalcore.pairwise.dawid_skene import dawid_skene, dawid_skene_reference  # noqa: E402
+from evalcore.pairwise.pairs import label_mask, pair_data  # noqa: E402
 
 _T_IMPORT1 = time.perf_counter()
 
@@ -122,7 +124,7 @@ def quiet() -> None:
 
 
 def ours_cores(chains: int) -> int:
-    return max(1, min(chains, os.cpu_count() or 1))  # as winrate.dawid_skene passes to nutpie
+    return max(1, min(chains, os.cpu_count() or 1))  # as dawid_skene passes to nutpie
 
 
 def mark(ok: bool) -> str:
@@ -143,21 +145,21 @@ def first_fit_child(args: argparse.Namespace) -> None:
     frame, _ = simulate(n_items=args.items, n_judges=args.judges, p=args.p, seed=args.seed)
     t_sim = time.perf_counter() - t
     t = time.perf_counter()
-    pair = winrate.pair_data(frame, SYS_A, SYS_B)
+    pair = pair_data(frame, SYS_A, SYS_B)
     t_pair = time.perf_counter() - t
     t = time.perf_counter()
     import arviz  # noqa: F401
     import nutpie  # noqa: F401
-    from statsmodels.nonparametric.kde import KDEUnivariate  # noqa: F401  (winrate imports it lazily)
+    from statsmodels.nonparametric.kde import KDEUnivariate  # noqa: F401  (the result summary imports it lazily)
     t_imp = time.perf_counter() - t
     kw = dict(chains=args.chains, draws=args.draws, tune=args.tune, seed=args.seed)
     t = time.perf_counter()
-    first = winrate.dawid_skene(pair, **kw)
+    first = dawid_skene(pair, **kw)
     t_first = time.perf_counter() - t
     t_total = time.time() - args.t_launch
     cpu_total = cpu_seconds()
     t = time.perf_counter()
-    second = winrate.dawid_skene(pair, **kw)
+    second = dawid_skene(pair, **kw)
     t_second = time.perf_counter() - t
     out = {"startup": _T_MODULE - args.t_launch, "base_imports": _T_IMPORT1 - _T_IMPORT0, "simulate": t_sim,
            "pair_data": t_pair, "imports": t_imp, "first_call": t_first, "second_call": t_second,
@@ -256,10 +258,10 @@ def main() -> None:
     frame, info = simulate(n_items=args.items, n_judges=args.judges, p=args.p, seed=args.seed)
     t_pairs = []
     for _ in range(5):
-        t, pair = timed(lambda: winrate.pair_data(frame, SYS_A, SYS_B))
+        t, pair = timed(lambda: pair_data(frame, SYS_A, SYS_B))
         t_pairs.append(t)
     t_pair = statistics.median(t_pairs)
-    mask = winrate.label_mask(pair, args.ratio, seed=args.seed)
+    mask = label_mask(pair, args.ratio, seed=args.seed)
     print(f"data: {args.items:,} items x {args.judges} judges + 1 human label each = {len(frame):,} rows; "
           f"p = {args.p} (realised share {info['p_share']:.3f}), seed {args.seed}; k observed {pair.k_observed:.3f}; "
           f"{ds_module._patterns(pair, None)[2].size} distinct verdict patterns", flush=True)
@@ -279,11 +281,11 @@ def main() -> None:
 
     # compiled fits in this process
     spy = Spy().install()
-    t_first_here, _ = timed(lambda: winrate.dawid_skene(pair, seed=args.seed, **kw))
+    t_first_here, _ = timed(lambda: dawid_skene(pair, seed=args.seed, **kw))
     fits, cpus = [], []
     stats_ours = None
     for r in range(args.repeat):
-        t, c, res = timed_cpu(lambda: winrate.dawid_skene(pair, seed=args.seed + 1 + r, **kw))
+        t, c, res = timed_cpu(lambda: dawid_skene(pair, seed=args.seed + 1 + r, **kw))
         fits.append((t, res))
         cpus.append(c)
         if r == 0:
@@ -300,7 +302,7 @@ def main() -> None:
     if "ratio" in ref_priors:
         rfits, rcpus = [], []
         for r in range(args.repeat):
-            t, c, res = timed_cpu(lambda: winrate.dawid_skene(pair, labelled=mask, seed=args.seed + 1 + r, **kw))
+            t, c, res = timed_cpu(lambda: dawid_skene(pair, labelled=mask, seed=args.seed + 1 + r, **kw))
             rfits.append((t, res))
             rcpus.append(c)
             if r == 0:
@@ -311,7 +313,7 @@ def main() -> None:
     # BWRS
     t_bw = []
     for r in range(args.bwrs_repeat):
-        t, bw = timed(lambda: winrate.bwrs(pair, labelled=mask, n_samples=args.bwrs_samples, seed=args.seed + r))
+        t, bw = timed(lambda: bwrs(pair, labelled=mask, n_samples=args.bwrs_samples, seed=args.seed + r))
         t_bw.append(t)
     t_bwrs = statistics.median(t_bw)
     print(f"BWRS: median {1000 * t_bwrs:.1f} ms over {args.bwrs_repeat}", flush=True)
@@ -321,7 +323,7 @@ def main() -> None:
     for kind in ref_priors:
         lab = mask if kind == "ratio" else None
         print(f"reference ({kind}) on {args.ref_cores} core(s) ...", flush=True)
-        t, c, res = timed_cpu(lambda: winrate.dawid_skene_reference(pair, labelled=lab, seed=args.seed,
+        t, c, res = timed_cpu(lambda: dawid_skene_reference(pair, labelled=lab, seed=args.seed,
                                                                     cores=args.ref_cores, **kw))
         refs[kind] = {"t": t, "cpu": c, "res": res, "stats": posterior_stats(spy.idata)}
         print(f"reference ({kind}): {t:.1f} s ({c:.1f} s CPU), p mean {res.p_mean:.4f}", flush=True)

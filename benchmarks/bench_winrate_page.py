@@ -43,11 +43,12 @@ def main() -> int:
     from streamlit.testing.v1 import AppTest
 
     from evalcore.pairwise import winrate
+    from evalcore.pairwise.dawid_skene import dawid_skene
     from evalcore.data.ingest import load, load_samples
     from evalcore.data.store import Workspace
 
     fits: list[float] = []
-    real = winrate.dawid_skene
+    real = dawid_skene
 
     def counting(*a, **k):
         fits.append(time.perf_counter())
@@ -64,11 +65,11 @@ def main() -> int:
     rows = []
     for name, tables in datasets.items():
         did = ws.save_dataset(name, tables)
-        at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
         at.query_params["dataset"] = did  # a browser tab opens a dataset through its link
         at.run()
         t = time.perf_counter()
-        at.switch_page(str(ROOT / "pages" / "3_Win_rates.py")).run()
+        at.switch_page(str(ROOT / "app_pages" / "3_Win_rates.py")).run()
         first = time.perf_counter() - t
         if at.exception:
             print(at.exception[0].value)

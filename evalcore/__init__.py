@@ -1,23 +1,38 @@
 """evalcore: audit LLM judges against human annotators.
 
-The public entry points, importable from here (each loads its module on first use, so that
-``import evalcore`` stays fast and pages that fit no model never load PyMC):
+The notebook API: every analysis takes a tidy table first and returns a table
+(``docs/api.md``). Each name loads its module on first use, so that ``import evalcore``
+stays fast and pages that fit no model never load PyMC.
 
-=======================  ===========================================================
-Data                     :func:`load`, :func:`load_samples`, :func:`read_table`,
-                         :func:`validate`, :class:`Workspace`, :class:`DataError`
-Agreement (pointwise)    :func:`agreement`, :func:`count_units`, :func:`class_distribution`
-Bias (pointwise)         :func:`bias_report`, :func:`familiarity`, :func:`anchoring`,
-                         :func:`scale_use`, :func:`round_number_bias`,
-                         :func:`self_consistency`, :func:`variant_agreement`
-Win rates (pairwise)     :func:`pairs`, :func:`pair_data`, :func:`estimate`,
-                         :func:`estimate_all`, :func:`bwrs`, :func:`dawid_skene`
-Shared core              :mod:`evalcore.stats` (bootstrap, intervals, the flag rule)
-=======================  ===========================================================
+======================  ==============================================================
+Data                    :func:`read` (the validated table), :func:`load`, :func:`load_samples`,
+                        :func:`read_table`, :func:`validate`, :class:`Workspace`,
+                        :class:`DataError`
+Agreement (ratings)     :func:`agreement`, :func:`count_units`, :func:`class_distribution`,
+                        :func:`rater_pair_matrix`, :func:`judge_leaderboard`,
+                        :func:`meta_correlations`, :func:`system_means`
+Bias (ratings)          :func:`bias_report`; its sections :func:`familiarity`,
+                        :func:`perplexity_by_score`, :func:`anchoring`,
+                        :func:`criterion_correlations`, :func:`conditional_distribution`,
+                        :func:`scale_use`, :func:`score_frequencies`,
+                        :func:`round_number_bias`, :func:`self_consistency`,
+                        :func:`variant_agreement`
+Comparisons             :func:`pairs`, :func:`judge_accuracy`, :func:`win_rates` (BWRS or
+                        Dawid-Skene; :func:`estimate_all` gives its ``WinRate`` objects, for
+                        plots), :func:`position_report`, :func:`fit_calibrations`
+Superficial quality     :func:`superficial_accuracy` (comparisons),
+                        :func:`superficial_correlation` (ratings), :func:`length_controlled`
+Report                  :func:`html_report`
+======================  ==============================================================
 
 >>> import evalcore
->>> sorted(evalcore.__all__)[:3]
-['DataError', 'Workspace', 'agreement']
+>>> comparisons = evalcore.read("sample_data/comparisons_pairwise.csv")
+>>> accuracy = evalcore.judge_accuracy(comparisons, n_boot=200, seed=0)
+>>> print(accuracy[["judge", "estimate", "ci_low", "ci_high", "n"]].round(3).to_string(index=False))
+               judge  estimate  ci_low  ci_high   n
+    gpt-3.5/pairwise     0.601   0.568    0.639 858
+      gpt-4/pairwise     0.788   0.761    0.812 858
+llama-2-70b/pairwise     0.490   0.458    0.526 858
 """
 
 from __future__ import annotations
@@ -32,18 +47,27 @@ warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$
 #: name -> the module that defines it
 _WHERE = {
     "DataError": "evalcore.errors",
-    "load": "evalcore.data.ingest", "load_samples": "evalcore.data.ingest",
-    "read_table": "evalcore.data.io", "validate": "evalcore.data.schema",
+    "read": "evalcore.data.ingest", "load": "evalcore.data.ingest", "load_samples": "evalcore.data.ingest",
+    "read_table": "evalcore.data.io", "validate": "evalcore.data.validation",
     "Workspace": "evalcore.data.store",
-    "agreement": "evalcore.pointwise.agreement", "count_units": "evalcore.pointwise.agreement",
+    "agreement": "evalcore.pointwise.agreement.table", "count_units": "evalcore.pointwise.agreement.units",
     "class_distribution": "evalcore.pointwise.distributions",
+    "rater_pair_matrix": "evalcore.pointwise.rater_pairs",
+    "judge_leaderboard": "evalcore.pointwise.leaderboard",
+    "meta_correlations": "evalcore.pointwise.meta", "system_means": "evalcore.pointwise.meta",
     "bias_report": "evalcore.pointwise.bias_report",
-    "familiarity": "evalcore.pointwise.familiarity", "anchoring": "evalcore.pointwise.anchoring",
-    "scale_use": "evalcore.pointwise.scale_use", "round_number_bias": "evalcore.pointwise.scale_use",
+    "familiarity": "evalcore.pointwise.familiarity", "perplexity_by_score": "evalcore.pointwise.familiarity",
+    "anchoring": "evalcore.pointwise.anchoring", "criterion_correlations": "evalcore.pointwise.anchoring",
+    "conditional_distribution": "evalcore.pointwise.anchoring",
+    "scale_use": "evalcore.pointwise.scale_use", "score_frequencies": "evalcore.pointwise.scale_use",
+    "round_number_bias": "evalcore.pointwise.scale_use",
     "self_consistency": "evalcore.pointwise.consistency", "variant_agreement": "evalcore.pointwise.consistency",
-    "pairs": "evalcore.pairwise.pairs", "pair_data": "evalcore.pairwise.pairs",
-    "estimate": "evalcore.pairwise.winrate", "estimate_all": "evalcore.pairwise.winrate",
-    "bwrs": "evalcore.pairwise.bwrs", "dawid_skene": "evalcore.pairwise.dawid_skene",
+    "superficial_correlation": "evalcore.pointwise.superficial",
+    "pairs": "evalcore.pairwise.pairs", "judge_accuracy": "evalcore.pairwise.accuracy",
+    "win_rates": "evalcore.pairwise.winrate", "estimate_all": "evalcore.pairwise.winrate",
+    "position_report": "evalcore.pairwise.position", "fit_calibrations": "evalcore.pairwise.position",
+    "superficial_accuracy": "evalcore.pairwise.superficial", "length_controlled": "evalcore.pairwise.superficial",
+    "html_report": "evalcore.report.html",
 }
 
 __all__ = sorted(_WHERE)

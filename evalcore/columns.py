@@ -2,7 +2,7 @@
 
 ``ratings`` holds pointwise judgments and ``comparisons`` pairwise ones, one row per
 judgment (the ``task, worker, label`` convention of crowd-kit). Everything else in
-evalcore reads these names; :mod:`evalcore.data.schema` maps users' columns onto them.
+evalcore reads these names; :mod:`evalcore.data.mapping` maps users' columns onto them.
 
 The humans
     In result tables the rows about the human annotators (the reference) have ``judge`` null.

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = ROOT
-APP = ROOT / "Home.py"
+APP = ROOT / "app.py"
 SAMPLES = ROOT / "sample_data"
 SAMPLE = SAMPLES / "ratings_multilingual.csv"
 SAMPLE_PAIRS = SAMPLES / "comparisons_pairwise.csv"

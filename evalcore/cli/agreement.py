@@ -55,7 +55,9 @@ def _dump(table) -> int:
 def run(args: argparse.Namespace) -> int:
     """Agreement per group, as a terminal table or JSON records."""
     from ..data.codes import shared_codes
-    from ..pointwise.agreement import count_units, filter_units, one_shot
+    from ..pointwise.agreement.filter import filter_units
+    from ..pointwise.agreement.passes import one_shot
+    from ..pointwise.agreement.units import count_units
 
     one_shot()  # one table, then exit: numpy's passes unless the table is very large
     if getattr(args, "engine", None):
@@ -77,7 +79,7 @@ def _run_engine(args: argparse.Namespace) -> int:
     available there.
     """
     from ..errors import DataError
-    from ..pointwise.agreement import filter_units
+    from ..pointwise.agreement.filter import filter_units
     from ..engines.agreement import count_units_engine
 
     if args.leaderboard or args.pairs:
@@ -102,7 +104,7 @@ def _output(args: argparse.Namespace, frame, source: str, units, by: list[str]) 
     """The table of ``units`` (and, for rows in memory, ``--leaderboard``/``--pairs``/meta rows) as text or JSON."""
     import pandas as pd
 
-    from ..pointwise.agreement import agreement
+    from ..pointwise.agreement.table import agreement
 
     extra = _extra(frame, by, args) if frame is not None else None
     if extra is not None:
@@ -139,7 +141,7 @@ def _output(args: argparse.Namespace, frame, source: str, units, by: list[str]) 
 def _summary(table, by: list[str], args: argparse.Namespace) -> None:
     """The verdict, then one line per group and judge (humans' agreement, the judge's, the gap), within 120
     columns; every measure is one option away."""
-    from ..report.tables import agreement_summary, agreement_verdict
+    from ..report.views.agreement import agreement_summary, agreement_verdict
 
     judges = [str(j) for j in table["judge"].dropna().unique()]
     verdict = agreement_verdict(table, by=by, judges=judges, pending=args.boot == 0)

@@ -22,11 +22,13 @@ def _pq(frame):
 
 def run(args: argparse.Namespace) -> int:
     """The bias audit: flagged results and what to do, or every record as JSON."""
-    from ..pointwise.bias_report import bias_report
+    from ..pointwise.bias_report import BiasReport, bias_report
+    from ..pointwise.scale_use import stray_scores
 
     ing = load_table(args, "ratings")
     by = [] if args.by in (None, ["none"]) else args.by
-    rep = bias_report(ing.frame, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed, alpha=args.alpha)
+    rep = BiasReport(bias_report(ing.frame, by=by, judges=args.judge, n_boot=args.boot, seed=args.seed,
+                                 alpha=args.alpha), notes=tuple(stray_scores(ing.frame).values()))
     if args.json:
         json.dump(records(rep.records), sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -12,7 +12,7 @@ import argparse
 from typing import Sequence
 
 from ..columns import TABLES
-from ..data import schema
+from ..data.wide import WideSpec
 from ..errors import DataError
 
 
@@ -195,9 +195,9 @@ def load_input(args: argparse.Namespace):
         raw = io.read_table(args.files[0], sheet=args.sheet, delimiter=args.delimiter)
         raters = set(args.wide_humans or []) | set(args.wide_judges or [])
         value = "winner" if args.table == "comparisons" else "score"
-        wide = schema.WideSpec(id_columns=tuple(c for c in raw.columns if c not in raters),
-                               human_columns=tuple(args.wide_humans or ()), judge_columns=tuple(args.wide_judges or ()),
-                               value=value)
+        wide = WideSpec(id_columns=tuple(c for c in raw.columns if c not in raters),
+                        human_columns=tuple(args.wide_humans or ()), judge_columns=tuple(args.wide_judges or ()),
+                        value=value)
     preset = None if args.preset in ("none", None) else args.preset
     if wide is not None:
         preset = None
@@ -246,75 +246,6 @@ def records(frame) -> list[dict]:
 
 #: The columns :func:`text_table` shows to 3 decimals.
 _ESTIMATES = ("estimate", "ci_low", "ci_high")
-
-
-def _escaped(cells: list[str]) -> list[str]:
-    """Text cells as pandas prints them: tabs and line breaks escaped (``\\t``, ``\\r``, ``\\n``)."""
-    blob = "".join(cells)
-    if "\t" in blob or "\r" in blob or "\n" in blob:
-        return [c.replace("\t", "\\t").replace("\r", "\\r").replace("\n", "\\n") for c in cells]
-    return cells
-
-
-def _text_cells(values) -> list[str] | None:
-    """The cells of a text column (an object array) as ``to_string`` prints them; None if not all text.
-
-    A missing value shows as ``None``, ``NaN`` or ``<NA>``, by its kind. Any other value (a number in an
-    object column, NaT, ...) returns None: pandas' own formatter then prints the column.
-    """
-    import numpy as np
-    import pandas as pd
-    from pandas.api.types import infer_dtype
-
-    if infer_dtype(values, skipna=True) not in ("string", "empty"):
-        return None
-    cells = values.tolist()
-    for i in np.flatnonzero(pd.isna(values)):
-        v = cells[i]
-        if v is None or v is pd.NA or isinstance(v, float):
-            cells[i] = "None" if v is None else "<NA>" if v is pd.NA else "NaN"
-        else:
-            return None
-    return _escaped(cells)
-
-
-def _cells(col) -> list[str]:
-    """The cells of a column (a Series) as ``to_string(index=False)`` prints them, before justification."""
-    import numpy as np
-    import pandas as pd
-    from pandas.io.formats.format import format_array
-
-    dtype = col.dtype
-    plain = isinstance(dtype, np.dtype)
-    if plain and dtype.kind in "iu":  # what pandas' int formatter writes, f"{x:d}", vectorised
-        return col.to_numpy().astype(str).tolist()
-    if dtype == object or isinstance(dtype, pd.StringDtype):
-        cells = _text_cells(col.to_numpy(dtype=object))
-        if cells is not None:
-            return cells
-    # floats, bools, categories, nullable and mixed columns: pandas' own column formatter, given what
-    # to_string gives it (the ndarray of a numpy column, else the ExtensionArray)
-    return format_array(col.to_numpy() if plain and dtype.kind in "bfcO" else col.array, None, leading_space=False)
-
-
-def _fast_path(frame) -> bool:
-    """Whether :func:`text_table` may build the text itself; otherwise it calls ``to_string``.
-
-    The fast path needs a non-empty frame with unique flat column names, float estimate columns, and
-    pandas' default text width (``len``, not East Asian width) and right-justified headers; the headers are
-    formatted by ``Index._format_flat``, the private method ``to_string`` uses for them. ``to_string`` prints
-    an empty frame as a summary, and the rest is rare; those go through it unchanged.
-    """
-    import numpy as np
-    import pandas as pd
-
-    cols = frame.columns
-    return (not frame.empty and not isinstance(cols, pd.MultiIndex) and cols.is_unique
-            and hasattr(cols, "_format_flat")
-            and all(c in cols and isinstance(frame[c].dtype, np.dtype) and frame[c].dtype.kind == "f"
-                    for c in _ESTIMATES)
-            and not pd.get_option("display.unicode.east_asian_width")
-            and pd.get_option("display.colheader_justify") == "right")
 
 
 #: The width the text output keeps to.
@@ -379,33 +310,15 @@ def text_table(frame, *, undefined: str = "") -> str:
     Returns
     -------
     str
-        Byte for byte ``DataFrame.to_string(index=False)`` of the frame with those three columns formatted.
-        It is built here column by column because pandas' generic formatter was measured at about 40 ms
-        (this function: 6.5 ms) on the 1,600-row agreement table of a 1M-row file: text columns are copied and escaped
-        as pandas does, integers written by numpy, other columns formatted by pandas' own per-column
-        formatter (``format_array``), and each column right-justified to its widest cell or header, the
-        columns joined by one space. Frames outside :func:`_fast_path` (empty, MultiIndex or repeated
-        column names, non-float estimates, East Asian width or non-default header justification) are
-        printed by ``to_string`` itself.
-    """
-    import pandas as pd
-    from pandas.api.types import is_numeric_dtype
+        ``DataFrame.to_string(index=False)`` of the frame with those three columns formatted.
 
-    fmt = {c: (lambda v, blank=(undefined if c == "estimate" else ""): blank if v != v else f"{v:.3f}")
-           for c in _ESTIMATES}
-    if not _fast_path(frame):
-        shown = frame.copy()
-        for c, f in fmt.items():
-            shown[c] = shown[c].map(f)
-        return shown.to_string(index=False)
-    columns = []
-    with pd.option_context("display.max_colwidth", None):  # as to_string: no cell is cut short
-        for head, (name, col) in zip(frame.columns._format_flat(include_name=False), frame.items()):
-            if name in fmt:  # text once formatted, as in the copy to_string would print
-                cells = _escaped(list(map(fmt[name], col.to_numpy().tolist())))
-            else:
-                cells = _cells(col)
-                head = " " + head if is_numeric_dtype(col.dtype) else head  # to_string sets numbers' off
-            width = max(len(head), max(map(len, cells)))
-            columns.append([head.rjust(width), *(c.rjust(width) for c in cells)])
-    return "\n".join(map(" ".join, zip(*columns)))
+    Why plain ``to_string``: an earlier copy of it, built from pandas' private per-column formatter, saved
+    about 20 ms on the sample's ``--leaderboard`` table, nothing on the default summary (no table) and about
+    0.2 s on the 2,000-row ``agreement --all`` table of the sample, against seconds for the whole command.
+    The public API is worth that; the output is the same.
+    """
+    shown = frame.copy()
+    for c in _ESTIMATES:
+        blank = undefined if c == "estimate" else ""
+        shown[c] = shown[c].map(lambda v, blank=blank: blank if v != v else f"{v:.3f}")
+    return shown.to_string(index=False)

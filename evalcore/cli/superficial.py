@@ -79,7 +79,7 @@ def _length_controlled(frame, args: argparse.Namespace):
     from ..pairwise.superficial import length_controlled
 
     judges = _judges(frame, args.judge, pairwise=False)
-    return pd.concat([length_controlled(frame, judge=j, alpha=args.lc_alpha, q=args.q, n_boot=args.boot,
+    return pd.concat([length_controlled(frame, judges=j, alpha=args.lc_alpha, q=args.q, n_boot=args.boot,
                                              seed=args.seed)
                       for j in judges], ignore_index=True)
 

@@ -6,16 +6,17 @@ import argparse
 import json
 import sys
 
-from ..data import schema
+from ..data.codes import shared_codes
+from ..data.summary import summarize, unlocks
 from .options import add_input_args, load_input, wrap
 
 
 def print_summary(ing, out=None) -> None:
     """The readable summary of a loaded table: its size, raters, segments and the analyses it unlocks."""
     out = out or sys.stdout
-    with schema.shared_codes():  # the summary and the list of analyses count the same columns
-        av = schema.analyses(ing.frame, table=ing.table)
-        s = schema.summarize(ing.frame, table=ing.table, available=av)
+    with shared_codes():  # the summary and the list of analyses count the same columns
+        av = unlocks(ing.frame, table=ing.table)
+        s = summarize(ing.frame, table=ing.table, available=av)
     w = out.write
     w(wrap(f"{s.table} table from {ing.source}" + (f" (preset {ing.preset})" if ing.preset else "")) + "\n")
     rows = [("rows", f"{s.rows:,}"), ("items", f"{s.items:,}"),
@@ -40,7 +41,7 @@ def print_summary(ing, out=None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary of the input, or its JSON with ``--json``."""
-    with schema.shared_codes():  # validation's factorised columns serve the summary too
+    with shared_codes():  # validation's factorised columns serve the summary too
         ing = load_input(args)
         if args.json:
             d = ing.summary().to_dict()

@@ -132,8 +132,9 @@ def _run_engine(args: argparse.Namespace, prior, kw: dict) -> list:
     expanded into items (:func:`evalcore.pairwise.pairs.pair_from_patterns`) and fitted by the same
     :func:`evalcore.pairwise.winrate.estimate`. Only the counts come back; ties are dropped (a coin flip per
     item needs the items' order, which engines do not have)."""
-    from ..pairwise import winrate as wr
     from ..engines.pairwise import engine_pair_data
+    from ..pairwise import winrate as wr
+    from ..pairwise.pairs import select_judges
 
     if args.accuracy:
         raise DataError("--accuracy needs the rows in memory (its interval is an item bootstrap)",
@@ -150,9 +151,9 @@ def _run_engine(args: argparse.Namespace, prior, kw: dict) -> list:
             use = [j for j in args.judge if j in pair.judges]
             if not use:
                 continue
-            pair = wr.select_judges(pair, use)
+            pair = select_judges(pair, use)
         else:
-            pair = wr.select_judges(pair, args.judge)
+            pair = select_judges(pair, args.judge)
         results.append(wr.estimate(None, a, b, pair=pair, ood_pair=ood_pair, **kw))
     return results
 

@@ -5,7 +5,8 @@ Validation and the summary look at a million-row column through its distinct val
 operation runs on the few distinct values, and the answer is taken back by code. Within one
 :func:`shared_codes` block (a validate or summarize call, the reading and validating of one file)
 a column's factorisation is computed once; the reader (:mod:`evalcore.data.io`) can hand in one
-that it already has (:func:`remember`).
+that it already has (:func:`remember`), and the agreement table's counting takes it instead of hashing
+the column again (:func:`evalcore.data.hashing.known_codes`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def memo_put(key: tuple, value: object) -> None:
 def data_of(s: pd.Series) -> object | None:
     """What identifies a column's contents: its Arrow data (immutable, and shared by the frames that
     reorder or subset columns of one another); None for other columns, which are not memoised."""
+    # pandas' private attribute, on purpose: the memo needs the *same* object for every frame that shares the
+    # column, and the public route (pyarrow.array(s.array)) unwraps a one-chunk column into a new object each
+    # time. Should pandas rename it, getattr gives None and columns are just factorised again (no memo).
     return getattr(s.array, "_pa_array", None)
 
 

@@ -1,7 +1,7 @@
 """From files to a validated canonical table: the one pipeline the CLI and the app share.
 
 ``load`` runs: preset reader *or* (:func:`evalcore.data.io.read_table` -> column mapping
--> optional wide-to-long) -> :func:`evalcore.data.schema.validate`. :func:`ingest_frame` runs the
+-> optional wide-to-long) -> :func:`evalcore.data.validation.validate`. :func:`ingest_frame` runs the
 part after reading, so the app can re-map an upload without reading it again.
 """
 
@@ -15,9 +15,14 @@ import numpy as np
 import pandas as pd
 
 from .. import columns
-from . import io, raters, schema
+from . import io
 from .codes import shared_codes
-from .raters import looks_like_judge
+from .mapping import apply_mapping, look_alikes, suggest_mapping
+from .raters import judge_name_match, looks_like_judge
+from .strings import ROW
+from .summary import Summary, summarize
+from .validation import keep_extra_columns, rater_kinds, validate
+from .wide import WideSpec, suggest_wide, wide_to_long
 from ..errors import DataError
 
 
@@ -48,18 +53,18 @@ class Ingested:
     source: str
     preset: str | None = None
     mapping: dict[str, str] = field(default_factory=dict)
-    wide: schema.WideSpec | None = None
+    wide: WideSpec | None = None
     notes: tuple[str, ...] = ()
 
-    def summary(self) -> schema.Summary:
-        return schema.summarize(self.frame, table=self.table)
+    def summary(self) -> Summary:
+        return summarize(self.frame, table=self.table)
 
 
 def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None, table: str | None,
-             wide: schema.WideSpec | None, auto: bool) -> tuple[pd.DataFrame, dict, schema.WideSpec | None,
+             wide: WideSpec | None, auto: bool) -> tuple[pd.DataFrame, dict, WideSpec | None,
                                                               str | None, tuple[str, ...]]:
     """The user's table mapped (and reshaped when wide): ``(long, mapping, wide, table, notes)``."""
-    full = dict(schema.suggest_mapping(raw.columns, table=table)) if auto else {}
+    full = dict(suggest_mapping(raw.columns, table=table)) if auto else {}
     if mapping:
         # A user's choice for a column replaces the guess, and frees the target it takes.
         for src, dst in mapping.items():
@@ -68,9 +73,9 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
         full.update({k: v for k, v in mapping.items() if v})
     notes: tuple[str, ...] = tuple(raw.attrs.get("notes", ()))
     if wide is None and auto:  # before the extra columns are left out: a wide file's raters are not extras
-        wide = schema.suggest_wide(raw, full)
+        wide = suggest_wide(raw, full)
     rater_cols = set(wide.human_columns) | set(wide.judge_columns) if wide is not None else set()
-    keep, extra_note = schema.keep_extra_columns(raw.columns, used=set(full) | rater_cols, file=file)
+    keep, extra_note = keep_extra_columns(raw.columns, used=set(full) | rater_cols, file=file)
     rows = io.row_numbers(raw)
     if len(keep) < raw.shape[1]:  # thousands of columns: leave the extra ones out before any copy
         kept = set(keep)
@@ -79,7 +84,7 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
             wide = replace(wide, id_columns=tuple(c for c in wide.id_columns if c in kept))
         notes += tuple(extra_note)
     base = raw.copy()
-    base[schema.ROW] = rows
+    base[ROW] = rows
     if not auto:
         # The mapping is the whole truth: a column named like a canonical one that the
         # user left unmapped (e.g. set 'score' to "none") must not act as that column.
@@ -95,7 +100,7 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
     # A column named like one the analyst mapped but for case ('Score' beside the chosen 'score') is left out:
     # the mapping said which one holds the data. Without that choice, validation asks for it.
     chosen = {v for v in (full if not auto else mapping or {}).values() if v}
-    twins = {c: t for c, t in schema.look_alikes(base.columns, chosen).items() if c not in full and c not in rater_cols}
+    twins = {c: t for c, t in look_alikes(base.columns, chosen).items() if c not in full and c not in rater_cols}
     if twins:
         base = base.drop(columns=list(twins))
         if wide is not None:
@@ -104,11 +109,11 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
         notes += (f"{file}: column(s) {', '.join(repr(c) for c in twins)} look like the mapped {used} and were "
                   "left out.",)
     if wide is not None:
-        long = schema.wide_to_long(base, wide, mapping=full, file=file)
+        long = wide_to_long(base, wide, mapping=full, file=file)
         if table is None:
             table = "comparisons" if wide.value == "winner" else "ratings"
     else:
-        long = schema.apply_mapping(base, full, file=file)
+        long = apply_mapping(base, full, file=file)
     return long, full, wide, table, notes
 
 
@@ -148,7 +153,7 @@ def ingest_frame(
     file: str,
     mapping: Mapping[str, str] | None = None,
     table: str | None = None,
-    wide: schema.WideSpec | None = None,
+    wide: WideSpec | None = None,
     judge_raters: Sequence[str] | None = None,
     auto: bool = True,
 ) -> Ingested:
@@ -162,11 +167,11 @@ def ingest_frame(
         Name for messages.
     mapping
         ``{user column: canonical}``; with ``auto`` these override the suggestions of
-        :func:`evalcore.data.schema.suggest_mapping`, without it they are used alone.
+        :func:`evalcore.data.mapping.suggest_mapping`, without it they are used alone.
     table
         Force ``ratings`` or ``comparisons``; guessed from the columns otherwise.
     wide
-        Read one column per annotator/judge (see :class:`evalcore.data.schema.WideSpec`);
+        Read one column per annotator/judge (see :class:`evalcore.data.wide.WideSpec`);
         with ``auto`` and no rater/score column, a wide layout is guessed.
     judge_raters
         For a file with a ``rater`` but no ``rater_kind`` column: the raters that are
@@ -179,7 +184,7 @@ def ingest_frame(
     if "rater_kind" not in long.columns and "rater" in long.columns:
         notes += _set_kinds(long, judge_raters, auto, file)
     # CSV, TSV and Excel cannot tell an empty cell from a missing one: a blank text cell is an empty output.
-    checked = schema.validate(long, table=table, file=file,
+    checked = validate(long, table=table, file=file,
                               blank_text=raw.attrs.get("format") in ("csv", "tsv", "excel"))
     notes += checked.notes
     return Ingested(table=checked.table, frame=checked.frame, source=file, mapping=full, wide=wide, notes=notes)
@@ -193,7 +198,7 @@ def _roles(names: list[str], long: pd.DataFrame, keep: pd.Series, rater: pd.Seri
            auto: bool) -> list[tuple[str, str | None, str]]:
     """``(rater, role, reason)`` for each name (see :func:`rater_roles`)."""
     if "rater_kind" in long.columns:
-        kind = schema.rater_kinds(long.loc[keep, "rater_kind"])
+        kind = rater_kinds(long.loc[keep, "rater_kind"])
         first = kind.groupby(rater.to_numpy(), sort=False).first()
         role = {n: (None if pd.isna(first.get(n)) else str(first.get(n))) for n in names}
         if wide is None:
@@ -204,7 +209,7 @@ def _roles(names: list[str], long: pd.DataFrame, keep: pd.Series, rater: pd.Seri
         chosen = {str(j).strip() for j in judge_raters}
         return [(n, columns.JUDGE, "chosen: judge") if n in chosen else (n, columns.HUMAN, "chosen: human")
                 for n in names]
-    hits = {n: raters.judge_name_match(n) if auto else None for n in names}
+    hits = {n: judge_name_match(n) if auto else None for n in names}
     return [(n, columns.JUDGE, f"name looks like a model: matched '{hits[n]}'") if hits[n]
             else (n, columns.HUMAN, "default: human") for n in names]
 
@@ -214,7 +219,7 @@ def rater_roles(
     mapping: Mapping[str, str] | None = None,
     *,
     table: str | None = None,
-    wide: schema.WideSpec | None = None,
+    wide: WideSpec | None = None,
     judge_raters: Sequence[str] | None = None,
     auto: bool = True,
     file: str = "the file",
@@ -271,7 +276,7 @@ def load(
     table: str | None = None,
     sheet: str | None = None,
     delimiter: str | None = None,
-    wide: schema.WideSpec | None = None,
+    wide: WideSpec | None = None,
     names: Sequence[str] | None = None,
     judge_raters: Sequence[str] | None = None,
     preset_options: Mapping[str, object] | None = None,
@@ -288,6 +293,24 @@ def load(
         See :func:`ingest_frame` and :func:`evalcore.data.io.read_table`.
     names
         Display names for the files (the app passes the uploaded file names).
+    judge_raters
+        The raters that are judges, when the file has no ``rater_kind`` column (default: told by their names,
+        :func:`evalcore.data.raters.looks_like_judge`).
+    preset_options
+        Keyword options of the preset's reader.
+
+    Returns
+    -------
+    Ingested
+        The validated canonical table (``frame``; :func:`read` returns it alone), which table it is
+        (``table``: ratings or comparisons), its ``source``, the ``preset`` and ``mapping`` used, and ``notes``
+        about the data.
+
+    Examples
+    --------
+    >>> ing = load("sample_data/comparisons_pairwise.csv")
+    >>> ing.table, len(ing.frame)
+    ('comparisons', 7491)
     """
     from . import presets as _presets
 
@@ -306,8 +329,8 @@ def load(
         res = _presets.read_preset(preset, paths, **dict(preset_options or {}))
         frame = res.frame
         if mapping:
-            frame = schema.apply_mapping(frame, mapping, file=label)
-        checked = schema.validate(frame, table=res.table, file=label)
+            frame = apply_mapping(frame, mapping, file=label)
+        checked = validate(frame, table=res.table, file=label)
         return Ingested(table=checked.table, frame=checked.frame, source=res.source, preset=preset,
                         mapping=dict(mapping or {}), notes=tuple(res.notes) + checked.notes)
     if len(paths) > 1:
@@ -322,6 +345,35 @@ def load(
         raw = io.read_table(path, name=(names[0] if names else None), sheet=sheet, delimiter=delimiter)
         return ingest_frame(raw, file=raw.attrs["file"], mapping=mapping, table=table, wide=wide,
                             judge_raters=judge_raters)
+
+
+def read(paths: str | Path | Sequence[str | Path], **options) -> pd.DataFrame:
+    """Read files into the validated canonical table itself: :func:`load`'s ``frame``.
+
+    Parameters
+    ----------
+    paths
+        One file (CSV, TSV, Excel, JSON, JSON Lines, Parquet), or several files or folders for a preset.
+    **options
+        :func:`load`'s keyword options: ``preset``, ``mapping`` (the file's column -> the canonical column),
+        ``table``, ``sheet``, ``delimiter``, ``wide``, ``names``, ``judge_raters``, ``preset_options``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A ratings or a comparisons table with the canonical columns of :mod:`evalcore.columns`, ready for
+        every analysis. What :func:`load` also tells (the table's kind, its source, notes about the data)
+        is in :class:`Ingested`.
+
+    Examples
+    --------
+    >>> comparisons = read("sample_data/comparisons_pairwise.csv")
+    >>> comparisons.shape
+    (7491, 15)
+    >>> comparisons.columns[:6].tolist()
+    ['item_id', 'system_a', 'system_b', 'rater', 'rater_kind', 'winner']
+    """
+    return load(paths, **options).frame
 
 
 SAMPLE_FILES = {"ratings": "ratings_multilingual.csv", "comparisons": "comparisons_pairwise.csv"}
@@ -348,7 +400,7 @@ def load_samples() -> dict[str, Ingested]:
             from . import sample
 
             frame = sample.make_ratings() if kind == "ratings" else sample.make_comparisons()
-            checked = schema.validate(frame, table=kind, file=fname)
+            checked = validate(frame, table=kind, file=fname)
             out[kind] = Ingested(table=kind, frame=checked.frame, source=f"{fname} (generated)",
                                  notes=checked.notes)
     return out

@@ -25,12 +25,11 @@ import pandas as pd
 
 from ..errors import DataError
 from . import codes
-# The byte-level half of reading lives in .files (no pandas there); these names are io's API too.
-from .files import (  # noqa: F401
-    DEFAULT_MAX_MB, DELIMITER_NAMES, DELIMITERS, FIX_FORMAT, FORMATS, NA_VALUES, arrow_csv, check_size,
-    compression, decode_text, decompress, detect_encoding, format_size, header_fields, inner_name,
-    max_file_bytes, normalize_delimiter, read_bytes, sniff_delimiter, sniff_format, sniff_plain,
-    take_prefetched,
+# The byte-level half of reading (size limit, decompression, format, encoding, delimiter) lives in .files,
+# which imports no pandas; import those names from there.
+from .files import (
+    DELIMITER_NAMES, DELIMITERS, arrow_csv, decode_text, header_fields, normalize_delimiter, read_bytes,
+    sniff_delimiter, sniff_plain, take_prefetched,
 )
 
 #: What a reader takes as a missing cell: only an empty one. Words such as ``NA`` or ``null`` (:data:`NA_VALUES`)
@@ -406,7 +405,7 @@ def read_table(
     ----------
     source
         A path, or the bytes of an upload (then give ``name``, used for the format and in messages).
-        Either may be compressed with gzip, zstd or bzip2 (:func:`decompress`); the size limit then
+        Either may be compressed with gzip, zstd or bzip2 (:func:`~evalcore.data.files.decompress`); the size limit then
         applies to the compressed and to the decompressed size.
     name
         The file name shown in messages; defaults to the path's name.
@@ -415,13 +414,13 @@ def read_table(
     delimiter
         Force a delimiter for CSV/TSV; by default it is detected.
     max_bytes
-        Size limit; default :func:`max_file_bytes` (``EVALCORE_MAX_FILE_MB``).
+        Size limit; default :func:`~evalcore.data.files.max_file_bytes` (``EVALCORE_MAX_FILE_MB``).
 
     Returns
     -------
     pandas.DataFrame
         Only empty cells are missing: words such as ``NA``, ``null`` or ``NaN`` stay text (a rater may be
-        named so); :func:`evalcore.data.schema.validate` reads them as missing outside the name columns.
+        named so); :func:`evalcore.data.validation.validate` reads them as missing outside the name columns.
         ``frame.attrs`` holds ``format``, ``file``, ``first_row`` (the row number users
         see for the first record: 2 below a header, 1 for JSON), ``skipped_rows`` (blank
         rows that were dropped between records) and ``notes``. :func:`row_numbers` turns
@@ -441,9 +440,7 @@ def read_table(
         try:
             frame, notes = _read_json(data, name) if fmt == "json" else _read_jsonl(data, name)
         except RecursionError:  # json's parser (and json.dumps of a nested value) recurses once per level
-            raise DataError("nests lists or objects too deeply to be read (hundreds of levels, one inside another)",
-                            file=name, fix="flatten it: one record per row, each an object of plain values, "
-                                           'such as {"item_id": "q1", "rater": "gpt-4", "score": 3}') from None
+            raise too_deep(name) from None
         first = 1
     elif fmt == "parquet":
         frame, notes = _read_parquet(data, name)
@@ -466,6 +463,48 @@ def read_table(
     frame.attrs.update({"format": fmt, "file": name, "first_row": first, "skipped_rows": skipped,
                         "notes": list(notes)})
     return frame
+
+
+def too_deep(name: str) -> DataError:
+    """The message for JSON nested too deeply to be read: Python's JSON parser recurses once per level and
+    stops with a RecursionError at about a thousand, which says nothing to an analyst."""
+    return DataError("nests lists or objects too deeply to be read (hundreds of levels, one inside another)",
+                     file=name, fix="flatten it: one record per row, each an object of plain values, "
+                                    'such as {"item_id": "q1", "rater": "gpt-4", "score": 3}')
+
+
+def load_json(source: str | Path | bytes, *, name: str | None = None, max_bytes: int | None = None) -> object:
+    """One JSON document, parsed whole: for readers whose files are not tables (the LLMBar and PandaLM presets).
+
+    The file is read as :func:`read_table` reads one: size limit, decompression, text encoding, and
+    messages naming the file and the fix for invalid or too deeply nested JSON.
+
+    Parameters
+    ----------
+    source
+        A path, or the bytes of an upload (then give ``name``).
+    name
+        The file name shown in messages; defaults to the path's name.
+    max_bytes
+        Size limit; default :func:`~evalcore.data.files.max_file_bytes`.
+
+    Returns
+    -------
+    object
+        What :func:`json.loads` returns.
+
+    >>> load_json(b'{"swap = False": {"winner": 1}}', name="result.json")
+    {'swap = False': {'winner': 1}}
+    """
+    data, name = read_bytes(source, name, max_bytes)
+    text = decode_text(data, name).lstrip("\ufeff")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise too_deep(name) from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=name,
+                        fix="choose the original JSON file; if you edited it, check it with a JSON validator") from None
 
 
 def row_numbers(frame: pd.DataFrame) -> np.ndarray:

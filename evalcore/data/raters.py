@@ -1,7 +1,7 @@
 """Which raters are LLM judges, by name: the one rule every importer uses.
 
 A file without a ``rater_kind`` column (a long file, a wide file's columns, a crowd-kit
-table) says who is a judge only through the raters' names. :data:`JUDGE_NAME` recognises the
+table) says who is a judge only through the raters' names. :func:`judge_name_pattern` recognises the
 names of model families and judge models; :func:`judge_name_match` says which part of a name
 matched, so that the app and the notes can tell the analyst *why* a rater was taken as a judge.
 The analyst always has the last word (the app's judge picker, the CLI's ``--judge-rater``).
@@ -40,8 +40,6 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["JUDGE_NAME", "judge_name_match", "looks_like_judge"]
-
 _L = r"(?<![a-z])"  # not glued to a letter before
 _R = r"(?![a-z])"  # nor after
 _V = r"[-_ ]?\d"  # a version number right after the name
@@ -62,17 +60,18 @@ _TOKENS = (
     rf"{_L}granite{_V}", rf"{_L}palm{_V}", rf"{_L}glm{_V}", rf"{_L}solar{_V}", rf"{_L}tulu{_V}",
 )
 
+
 @functools.cache
-def _judge_name() -> re.Pattern:
-    # Compiled on first use, not at import: the pattern takes ~13 ms, a tenth of what `evalcore validate` adds
-    # to reading a million-row file, and a canonical file never needs it.
+def judge_name_pattern() -> re.Pattern:
+    """The pattern of a rater name that looks like an LLM judge (the module docstring says what it knows).
+
+    Compiled on first use, not at import: it takes ~13 ms, a tenth of what ``evalcore validate`` adds to
+    reading a million-row file, and a canonical file never needs it.
+
+    >>> judge_name_pattern().search("my-gpt-4o-judge").group(0)
+    'gpt'
+    """
     return re.compile("|".join(_TOKENS), re.IGNORECASE)
-
-
-def __getattr__(name: str):
-    if name == "JUDGE_NAME":  # a rater name that looks like an LLM judge (the module docstring says what it knows)
-        return _judge_name()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def judge_name_match(name: object) -> str | None:
@@ -81,14 +80,14 @@ def judge_name_match(name: object) -> str | None:
     >>> judge_name_match("Selene-1-Mini"), judge_name_match("phi-3"), judge_name_match("Phil")
     ('Selene', 'phi-3', None)
     """
-    m = _judge_name().search(str(name))
+    m = judge_name_pattern().search(str(name))
     return m.group(0) if m else None
 
 
 def looks_like_judge(name: object) -> bool:
-    """Whether ``name`` looks like an LLM judge's (:data:`JUDGE_NAME`).
+    """Whether ``name`` looks like an LLM judge's (:func:`judge_name_pattern`).
 
     >>> [looks_like_judge(n) for n in ("qwen2.5-72b", "command-r-plus", "annotator_1", "Yi Wang")]
     [True, True, False, False]
     """
-    return _judge_name().search(str(name)) is not None
+    return judge_name_pattern().search(str(name)) is not None

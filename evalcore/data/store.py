@@ -55,7 +55,7 @@ import pandas as pd
 
 from ..columns import TABLES
 from ..errors import DataError, WorkspaceError
-from .schema import safe_file_name
+from .export import safe_file_name
 
 _LOCK = threading.RLock()
 _SCHEMA_VERSION = 1
@@ -827,7 +827,7 @@ def _storable_column(s: pd.Series) -> pd.Series:
 
 def _restored(frame: pd.DataFrame) -> pd.DataFrame:
     """Text columns come back as pandas' ``string`` dtype (missing = ``pd.NA``), as
-    :mod:`evalcore.data.schema` makes them; DuckDB returns them as ``object`` or ``str``."""
+    :mod:`evalcore.data.validation` makes them; DuckDB returns them as ``object`` or ``str``."""
     for col in frame.columns:
         dtype = frame[col].dtype
         if isinstance(dtype, pd.StringDtype) and dtype.na_value is pd.NA:

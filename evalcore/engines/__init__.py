@@ -5,7 +5,7 @@ Every analysis here reduces to counts a GROUP BY computes (DESIGN.md, "sufficien
 connection URL) and reads a file, a folder of Parquet files or a table into an ibis table;
 :mod:`evalcore.engines.agreement` writes the agreement statistics once as ibis expressions, so only
 the compressed counts come back to Python, and hands them to the same code as the in-process path
-(:func:`evalcore.pointwise.agreement.agreement`).
+(:func:`evalcore.pointwise.agreement.table.agreement`).
 
 ibis (and pyspark for ``spark``) come with the optional extra: ``pip install 'evalcore[engines]'``.
 Nothing here is imported by the rest of evalcore unless an engine is asked for.

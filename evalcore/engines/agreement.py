@@ -7,8 +7,8 @@ criterion), the human counts per score category and each judge's score
 (:mod:`evalcore.pointwise.agreement`). Those are GROUP BYs, so any SQL engine computes them where
 the data lives (DuckDB on a folder of Parquet files larger than memory, Spark on a cluster), and
 only the compressed counts come back to Python. They become a compressed
-:class:`~evalcore.pointwise.agreement.Units` (rows that stand for many units: ``item_count``), and
-the table is computed by :func:`evalcore.pointwise.agreement.agreement`, the same code as for data
+:class:`~evalcore.pointwise.agreement.units.Units` (rows that stand for many units: ``item_count``), and
+the table is computed by :func:`evalcore.pointwise.agreement.table.agreement`, the same code as for data
 in memory: there is no second copy of the statistics.
 
 The queries (the portable subset of ibis: filter, mutate, group_by, aggregate with ``where=``;
@@ -33,7 +33,7 @@ one window for the ``sample`` rule; no array aggregation)
      counting items: the *item types*. The bootstrap is a multinomial over item types. Rows come
      back: the distinct item types, at most the number of items.
 
-Both give the statistics of :func:`~evalcore.pointwise.agreement.count_units` on the same rows,
+Both give the statistics of :func:`~evalcore.pointwise.agreement.units.count_units` on the same rows,
 so the table has the same rows, counts and estimates as the in-process path (up to the last bits
 of floating-point sums taken in another order). The intervals come from the same item bootstrap
 with the same seed per cell; they are the same draws where the in-process path draws in the same
@@ -54,8 +54,10 @@ import pandas as pd
 
 from ..columns import HUMAN, JUDGE, NOT_SEGMENTS, RATER_KINDS
 from ..errors import DataError, varying_within_item
-from ..pointwise.agreement import Units, agreement as _agreement, filter_units
-from ..stats import ALPHA
+from ..pointwise.agreement.filter import filter_units
+from ..pointwise.agreement.table import agreement as _agreement
+from ..pointwise.agreement.units import Units
+from ..stats.results import ALPHA
 from .engine import require_ibis
 
 #: Segment columns that are floats with more distinct values than this are measurements, not segments
@@ -306,7 +308,7 @@ def _no_rows_checked(res: pd.DataFrame) -> pd.DataFrame:
     return res
 
 
-def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequence[str] | None = None,
+def count_units_engine(table, *, by: Sequence[str] = (), judges: Sequence[str] | None = None,
                        judge_raters: Sequence[str] | None = None) -> Units:
     """The compressed per-unit statistics of the ratings ``table`` (an ibis table), computed by its engine.
 
@@ -317,8 +319,8 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
         ``criterion`` (default ``overall``), ``sample`` and segment columns (``language``, ``task``...).
         Read it with :func:`evalcore.engines.engine.read`; it is never loaded.
     by
-        The grouping the units are for: with ``criterion`` among them (the default grouping) the units
-        are compressed per criterion (fewest rows), else per item (item types).
+        The grouping the units are for: with ``criterion`` among them the units are compressed per
+        criterion (fewest rows), else per item (item types); empty (the default) for one overall group.
     judges
         Only these judges (default: all); DataError naming the judges when one is unknown.
     judge_raters
@@ -327,8 +329,8 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
     Returns
     -------
     Units
-        With ``item_count`` set; :func:`evalcore.pointwise.agreement.agreement` takes them like
-        :func:`~evalcore.pointwise.agreement.count_units`' result.
+        With ``item_count`` set; :func:`evalcore.pointwise.agreement.table.agreement` takes them like
+        :func:`~evalcore.pointwise.agreement.units.count_units`' result.
 
     Raises
     ------
@@ -339,7 +341,7 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
         out of the units and recorded in their ``varying``.
     """
     p = _plan(table, judges=judges, judge_raters=judge_raters)
-    by = ["criterion"] if by is None else list(by)
+    by = list(by)
     unknown = [c for c in by if c not in ("criterion", *p.segments)]
     if unknown:  # before the big query, with agreement's message
         raise DataError(f"cannot group by '{unknown[0]}': it is not a segment column of this table",
@@ -379,16 +381,14 @@ def count_units_engine(table, *, by: Sequence[str] | None = None, judges: Sequen
                   res["_count"].to_numpy(), per_criterion=False, varying=varying)
 
 
-def agreement(table, *, by: Sequence[str] | None = None, judges: Sequence[str] | None = None, n_boot: int = 1000,
+def agreement(table, *, by: Sequence[str] = (), judges: Sequence[str] | None = None, n_boot: int = 1000,
               seed: int = 0, level: float = 0.95, alpha: float = ALPHA, min_raters: int | None = None,
               max_raters: int | None = None, judge_raters: Sequence[str] | None = None) -> pd.DataFrame:
-    """:func:`evalcore.pointwise.agreement.agreement` of an ibis table, its statistics computed by the engine.
+    """:func:`evalcore.pointwise.agreement.table.agreement` of an ibis table, its statistics computed by the engine.
 
-    The options are those of the in-process function (default ``by``: ``language`` where the table has
-    it, and ``criterion``); ``judge_raters`` as in :func:`count_units_engine`. Returns the same table.
+    The options are those of the in-process function (default ``by``: none, one overall row per measure);
+    ``judge_raters`` as in :func:`count_units_engine`. Returns the same table.
     """
-    if by is None:
-        by = [c for c in ("language", "criterion") if c == "criterion" or c in table.columns]
     units = count_units_engine(table, by=by, judges=judges, judge_raters=judge_raters)
     units = filter_units(units, min_raters=min_raters, max_raters=max_raters)
     return _agreement(units, by=by, n_boot=n_boot, seed=seed, level=level, alpha=alpha)

@@ -13,43 +13,20 @@ sign of the sum of its votes ("swap and sum", Gao et al. App. B); rows marked ``
 judge outputs) do not vote; the humans' label is the **strict majority** of the annotators' own
 verdicts over ``(a, b, tie)`` (:func:`evalcore.labels.strict_majority`).
 
-What reduces to counts, and is here:
+What reduces to counts, and is here: :func:`verdict_patterns`, per system pair, the distinct patterns
+(each judge's verdict, the humans' label) and how many items show each. With the labels marginalised
+the Dawid-Skene likelihood (Gao et al. Model 1) depends on the data only through these counts
+(:mod:`evalcore.pairwise.dawid_skene`); BWRS's accuracy counts follow from them too.
+:func:`engine_pair_data` expands them (with :func:`pair_item_counts`) into each pair's
+:class:`~evalcore.pairwise.pairs.PairData`, which ``evalcore winrate --engine`` fits with the
+in-process BWRS and Dawid-Skene. The measures are computed in one place, in memory, from that data.
 
-* :func:`verdict_patterns`: per system pair, the distinct patterns (each judge's verdict, the humans'
-  label) and how many items show each. With the labels marginalised the Dawid-Skene likelihood
-  (Gao et al. Model 1) depends on the data only through these counts
-  (:mod:`evalcore.pairwise.dawid_skene`); BWRS's accuracy counts follow from them too.
-  :func:`engine_pair_data` expands them (with :func:`pair_item_counts`) into each pair's
-  :class:`~evalcore.pairwise.pairs.PairData`, which ``evalcore winrate --engine`` fits with the
-  in-process BWRS and Dawid-Skene.
-* :func:`pair_accuracy_counts`: per pair and judge, Gao et al.'s Algorithm 1 counts ``n0, s0, n1, s1``
-  (:func:`evalcore.pairwise.pairs.accuracy_counts` on all human-labelled items).
-* :func:`judge_accuracy_counts`: the three-class accuracy counts of
-  :func:`evalcore.pairwise.accuracy.judge_accuracy` per group and judge.
-* :func:`position_counts`: per judge and group, the counts behind the verdict-based measures of
-  :mod:`evalcore.pairwise.position` (accuracy per order, position consistency, first-position
-  preference, RStd, Fleiss' kappa over the two orders); :func:`position_measures` turns them into
-  the point estimates.
-
-What does not reduce to counts, and is not here: decisions from the CalibraEval probabilities (the
-in-process path takes the unit's first row, in table order, that holds all three; and the calibrated
-maps, PriDe and NOA, are fitted on the probabilities themselves), the ICCs (continuous sums of
-squares over those probabilities), and superficial-quality subtraction (Zhou et al. 2024): its
-decision at ``alpha`` is the sign of ``dP - alpha * dQ`` per item, so the sufficient statistic of the
-whole accuracy curve is the list of per-item ``(dP, dQ, gold)`` itself, no smaller than the data, and
-its ties (exactly ``dP = alpha * dQ``) hang on floating-point rounding of the min-max normalisation,
-which engines need not reproduce bit for bit; its cross-validated alpha and item bootstrap need the
-items too.
-
-Orientation. The in-process position path orients a unit (item and pair) by its first row in table
-order. No engine has a row order: given a column with each row's place in the file (``row_number``),
-:func:`position_counts` takes the same first row; without one, a unit is oriented as most of its rows
-name the pair (ties: the alphabetically first system first), as :func:`evalcore.pairwise.pairs.pairs`
-orients a pair. The two agree whenever a unit's rows all name the pair the same way, as in every
-dataset at hand.
-
-Grouping columns (``by``) must be per-item columns (``task``, ``subset``): the in-process path takes a
-unit's group from its first row; here a unit whose rows disagree on ``by`` would fall in several groups.
+What is not here: judge accuracy (``evalcore winrate --accuracy``) and position bias (``evalcore
+position``) report item-bootstrap intervals, which resample items and so need them in memory; their
+decisions from the CalibraEval probabilities and calibrated maps (PriDe, NOA) are fitted on the
+probabilities themselves. Superficial-quality subtraction (Zhou et al. 2024) decides at ``alpha`` by
+the sign of ``dP - alpha * dQ`` per item, so the sufficient statistic of its accuracy curve is the list
+of per-item ``(dP, dQ, gold)`` itself, no smaller than the data.
 """
 
 from __future__ import annotations
@@ -61,15 +38,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..stats import safe_div
 
 __all__ = [
-    "PairPatterns", "engine_pair_data", "judge_accuracy_counts", "judge_accuracy_counts_expr", "pair_accuracy_counts",
-    "pair_accuracy_counts_expr", "pair_item_counts", "pair_judges", "position_counts", "position_counts_expr",
-    "position_measures", "verdict_patterns", "verdict_patterns_expr",
+    "PairPatterns", "engine_pair_data", "pair_item_counts", "pair_judges", "verdict_patterns", "verdict_patterns_expr",
 ]
-
-_INVALID = 3  # a rater whose every row on the unit is unparsed (evalcore.pairwise.pairs.INVALID)
 
 
 def _ibis():
@@ -92,7 +64,7 @@ def _check(table, need: Sequence[str], what: str) -> None:
 
 def _rows(table):
     """Each row with ``sa, sb`` (systems, '' when missing), ``lo, hi``, ``vote`` (as the row names the pair),
-    ``valid`` (not an unparsed output), ``is_judge`` and ``swap`` (shown in swapped order)."""
+    ``valid`` (not an unparsed output) and ``is_judge``."""
     ibis = _ibis()
     cols = table.columns
     has_sys = {"system_a", "system_b"} <= set(cols)
@@ -100,19 +72,9 @@ def _rows(table):
     sb = table.system_b.cast("string").fill_null("") if has_sys else ibis.literal("")
     vote = ibis.cases((table.winner == "a", 1), (table.winner == "b", -1), else_=0)
     valid = ~table.invalid.fill_null(False) if "invalid" in cols else ibis.literal(True)
-    swap = table.swapped.fill_null(False) if "swapped" in cols else ibis.literal(False)
     return table.mutate(sa=sa, sb=sb, lo=ibis.least(sa, sb), hi=ibis.greatest(sa, sb), vote=vote.cast("int64"),
-                        valid=valid, is_judge=table.rater_kind == "judge", swap=swap,
+                        valid=valid, is_judge=table.rater_kind == "judge",
                         item=table.item_id.cast("string"))
-
-
-def _verdict(total, parsed=None):
-    """0 (a) for a positive vote sum, 1 (b) for a negative one, 2 (tie) for zero; 3 without a parsed row."""
-    ibis = _ibis()
-    cases = [(total > 0, 0), (total < 0, 1)]
-    if parsed is not None:
-        cases.insert(0, (parsed == 0, _INVALID))
-    return ibis.cases(*cases, else_=2).cast("int64")
 
 
 def _majority(na, nb, ntie, n):
@@ -319,280 +281,3 @@ def engine_pair_data(table) -> list:
             p = PairPatterns(a, b, (), np.zeros((0, 0), np.int8), np.zeros(0, np.int8), np.zeros(0, np.int64))
         out.append(pair_from_patterns(a, b, p.judges, p.verdicts, p.human, p.counts, n_items=int(r.n_items)))
     return sorted(out, key=lambda d: (min(d.system_a, d.system_b), max(d.system_a, d.system_b)))
-
-
-def pair_accuracy_counts_expr(table):
-    """Gao et al.'s (2024, Algorithm 1, lines 3-8) accuracy counts per pair and judge, as an ibis expression.
-
-    On the items with a human label: ``n0`` items the humans say ``system_a`` wins on which the judge gives
-    a verdict, ``s0`` of them where the judge also says ``system_a``; ``n1``, ``s1`` the same for
-    ``system_b``. The estimates are :math:`\\hat q_0 = s_0 / n_0` and :math:`\\hat q_1 = s_1 / n_1`.
-
-    Returns
-    -------
-    ibis Table
-        ``system_a, system_b, judge, n0, s0, n1, s1`` for every judge with a parsed row on the pair.
-    """
-    raters = _pair_raters(table)
-    j = raters.filter(raters.is_judge).left_join(_pair_labels(raters), ["pa", "pb", "item"])
-    h = j.human.fill_null(-1)
-    out = j.group_by(["pa", "pb", "rater"]).aggregate(
-        n0=j.count(where=(h == 0) & (j.total != 0)), s0=j.count(where=(h == 0) & (j.total > 0)),
-        n1=j.count(where=(h == 1) & (j.total != 0)), s1=j.count(where=(h == 1) & (j.total < 0)))
-    return out.rename(system_a="pa", system_b="pb", judge="rater")
-
-
-def pair_accuracy_counts(table) -> pd.DataFrame:
-    """:func:`pair_accuracy_counts_expr` computed, sorted by pair and judge (a pandas frame)."""
-    out = pair_accuracy_counts_expr(table).to_pandas()
-    return out.sort_values(["system_a", "system_b", "judge"], ignore_index=True)
-
-
-# --------------------------------------------------------------------------- units: item (and pair)
-
-
-def _unit_keys(by: Sequence[str]) -> list[str]:
-    return ["item", "lo", "hi", *by]
-
-
-def _check_by(table, by: Sequence[str]) -> list[str]:
-    by = [by] if isinstance(by, str) else list(by)
-    unknown = [c for c in by if c not in table.columns]
-    if unknown:
-        raise DataError(f"cannot group by '{unknown[0]}': there is no such column",
-                        fix="group by columns of the table: " + ", ".join(list(table.columns)[:12]))
-    return by
-
-
-def _unit_labels(human_rows):
-    """Per unit ``(item, lo, hi)``, the strict majority of the annotators' verdicts: ``label`` 0, 1, 2 or -1."""
-    h = human_rows.filter(human_rows.valid)
-    per = h.group_by(["item", "lo", "hi", "rater"]).aggregate(total=h.uvote.sum())
-    c = per.group_by(["item", "lo", "hi"]).aggregate(
-        na=per.count(where=per.total > 0), nb=per.count(where=per.total < 0),
-        ntie=per.count(where=per.total == 0), n=per.count())
-    return c.select("item", "lo", "hi", label=_majority(c.na, c.nb, c.ntie, c.n))
-
-
-def judge_accuracy_counts_expr(table, *, by: Sequence[str] = (), judges: Sequence[str] | None = None):
-    """The counts behind :func:`evalcore.pairwise.accuracy.judge_accuracy`, per group and judge (ibis).
-
-    A unit is an item and, when the table names them, its unordered system pair; a row whose
-    ``system_a`` sorts after its ``system_b`` has its vote flipped. A judge's verdict on a unit is a, b,
-    tie (swap and sum) or unparsed (every row ``invalid``); the humans' label is their strict majority
-    over a, b, tie (PandaLM's three classes, Wang et al. 2024). Over the units where the judge has a row:
-
-    * ``n_units``: labelled units with a parsed verdict; ``n_correct``: those where verdict = label;
-    * ``n_invalid``: labelled units whose every row of the judge is unparsed;
-    * ``n_no_label``: units with a human verdict but no strict majority;
-    * ``n_items``, ``n_items_wrong``: distinct items among the units scored when unparsed outputs are
-      left out, and when they count as wrong.
-
-    Accuracy is ``n_correct / n_units`` (``invalid="drop"``) or ``n_correct / (n_units + n_invalid)``
-    (``"wrong"``).
-
-    Returns
-    -------
-    ibis Table
-        ``*by, judge, n_units, n_correct, n_invalid, n_no_label, n_items, n_items_wrong``.
-    """
-    _check(table, ("item_id", "rater", "rater_kind", "winner"), "judge accuracy")
-    by = _check_by(table, by)
-    t = _rows(table)
-    t = t.mutate(uvote=(t.sa > t.sb).ifelse(-t.vote, t.vote))
-    if judges is not None:
-        t = t.filter(~t.is_judge | t.rater.isin(list(judges)))
-    labels = _unit_labels(t.filter(~t.is_judge))
-    j = t.filter(t.is_judge)
-    per = j.group_by([*_unit_keys(by), "rater"]).aggregate(
-        total=j.uvote.sum(where=j.valid).fill_null(0), parsed=j.count(where=j.valid))
-    per = per.mutate(verdict=_verdict(per.total, per.parsed)).left_join(labels, ["item", "lo", "hi"])
-    lab = per.label.fill_null(-1)
-    seen = per.label.notnull()
-    ok = (lab >= 0) & (per.verdict != _INVALID)
-    out = per.group_by([*by, "rater"]).aggregate(
-        n_units=per.count(where=ok), n_correct=per.count(where=(lab >= 0) & (per.verdict == lab)),
-        n_invalid=per.count(where=(lab >= 0) & (per.verdict == _INVALID)),
-        n_no_label=per.count(where=seen & (lab < 0)),
-        n_items=per.item.nunique(where=ok), n_items_wrong=per.item.nunique(where=lab >= 0))
-    return out.rename(judge="rater")
-
-
-def judge_accuracy_counts(table, *, by: Sequence[str] = (), judges: Sequence[str] | None = None) -> pd.DataFrame:
-    """:func:`judge_accuracy_counts_expr` computed, sorted by group and judge (a pandas frame)."""
-    by = _check_by(table, by)
-    out = judge_accuracy_counts_expr(table, by=by, judges=judges).to_pandas()
-    return out.sort_values([*by, "judge"], ignore_index=True)
-
-
-# --------------------------------------------------------------------------- position bias
-
-
-_POSITION_COUNTS = (
-    "n_units", "n_orig", "hit_orig", "n_swap", "hit_swap", "n_both_gold", "hit_both", "n_both", "n_equal",
-    "n_first", "n_decisive", "n_a_orig", "hit_a_orig", "n_b_orig", "hit_b_orig", "n_a_swap", "hit_a_swap",
-    "n_b_swap", "hit_b_swap", "n_cat_a", "n_cat_b", "n_cat_tie", "items_orig", "items_swap", "items_either",
-    "items_both_gold", "items_both", "items_decisive")
-
-
-def _oriented(table, row_number: str | None):
-    """Rows with ``flip`` (the row names its unit's pair the other way round) and ``order`` (0: the unit's
-    ``a`` shown first). A unit takes the orientation of its first row by ``row_number`` when one is given (as
-    the in-process path takes its first row in table order), else the one most of its rows show, ties
-    alphabetically."""
-    t = _rows(table)
-    keys = ["item", "lo", "hi"]
-    if row_number is None:
-        o = t.group_by(keys).aggregate(n_lo=(t.sa == t.lo).cast("int64").sum(), n=t.count())
-        o = o.select(*keys, ua=(2 * o.n_lo >= o.n).ifelse(o.lo, o.hi))
-    else:
-        if row_number not in table.columns:
-            raise DataError(f"there is no column '{row_number}' to order the rows by",
-                            fix="give the column holding each row's place in the file, or none")
-        t = t.mutate(pos_=t[row_number])
-        first = t.group_by(keys).aggregate(pos_=t.pos_.min())
-        o = t.join(first, [*keys, "pos_"]).select(*keys, ua="sa").distinct()
-    t = t.join(o, keys)
-    flip = t.sa != t.ua
-    return t.mutate(flip=flip, uvote=flip.ifelse(-t.vote, t.vote), order=(t.swap != flip).cast("int64"))
-
-
-def position_counts_expr(table, *, by: Sequence[str] = (), gold: bool | None = None,
-                         row_number: str | None = None):
-    """The counts behind the verdict-based position-bias measures, per judge and group (ibis).
-
-    Definitions follow :mod:`evalcore.pairwise.position` (LLMBar, Zeng et al. 2024; CalibraEval, Li et al.
-    2024). Per unit (item and pair), ``d0``/``d1`` is the judge's swap-and-sum verdict in the original /
-    swapped order (a, b, tie; none when it has no parsed row in that order); gold is the rater ``gold`` if
-    the table has one, else the humans' strict majority, and a tied gold counts as none. Over the units
-    where the judge has a row:
-
-    * ``n_orig``/``hit_orig``: gold and ``d0`` / ``d0`` = gold (``n_swap``, ``hit_swap``: ``d1``);
-    * ``n_both_gold``/``hit_both``: gold and both verdicts / both equal gold;
-    * ``n_both``/``n_equal``: both verdicts / the same verdict in both orders (position consistency);
-    * ``n_first``/``n_decisive``: decisive verdicts for the output shown first / all decisive verdicts
-      (first-position preference);
-    * ``n_{a,b}_{orig,swap}``/``hit_*``: per gold class and order, units with a verdict / a correct one
-      (the recalls of RStd, Zheng et al. 2023);
-    * ``n_cat_{a,b,tie}``: over units with both verdicts, the verdicts in each category (Fleiss' kappa);
-    * ``items_*``: distinct items behind each measure (the ``n`` of the report).
-
-    Parameters
-    ----------
-    table
-        An ibis table of a validated comparisons table.
-    by
-        Per-item columns to group by.
-    gold
-        Whether the table has a rater ``gold`` (None: ask the engine, one tiny query).
-    row_number
-        A column holding each row's place in the file (unique). Given, a unit is oriented by its first row,
-        exactly as the in-process path; without it, as most of its rows name the pair (the same unless a
-        unit's rows name its pair both ways; module docstring).
-
-    Returns
-    -------
-    ibis Table
-        ``judge, *by`` and the counts above.
-    """
-    _check(table, ("item_id", "rater", "rater_kind", "winner"), "position bias")
-    by = _check_by(table, by)
-    t = _oriented(table, row_number)
-    humans = t.filter(~t.is_judge)
-    if gold is None:
-        gold = bool(humans.filter(humans.rater == "gold").count().to_pyarrow().as_py())
-    labels = _unit_labels(humans.filter(humans.rater == "gold") if gold else humans)
-    labels = labels.mutate(label=(labels.label == 2).ifelse(-1, labels.label))  # a tied gold is no gold
-    j = t.filter(t.is_judge)
-    per = j.group_by([*_unit_keys(by), "rater", "order"]).aggregate(
-        total=j.uvote.sum(where=j.valid).fill_null(0), parsed=j.count(where=j.valid))
-    v = _verdict(per.total, per.parsed)
-    per = per.mutate(v=(v == _INVALID).ifelse(-1, v))
-    u = per.group_by([*_unit_keys(by), "rater"]).aggregate(
-        d0=per.v.max(where=per.order == 0), d1=per.v.max(where=per.order == 1))
-    u = u.mutate(d0=u.d0.fill_null(-1), d1=u.d1.fill_null(-1)).left_join(labels, ["item", "lo", "hi"])
-    return _position_aggregate(u.mutate(label=u.label.fill_null(-1)), by)
-
-
-def _position_aggregate(u, by: list[str]):
-    """Per judge and group, the counts of :func:`position_counts_expr` from per-unit ``d0, d1, label``."""
-    ibis = _ibis()
-    d0, d1, lab, item = u.d0, u.d1, u.label, u.item
-    g, both = lab >= 0, (d0 >= 0) & (d1 >= 0)
-    dec0, dec1 = d0.isin([0, 1]), d1.isin([0, 1])
-    one = ibis.literal(1, type="int64")
-
-    def n(cond):  # count of the units where cond holds
-        return u.count(where=cond)
-
-    def per_cat(c):  # verdicts in category c over the units with both verdicts
-        return (both & (d0 == c)).ifelse(one, 0).sum() + (both & (d1 == c)).ifelse(one, 0).sum()
-
-    agg = {
-        "n_units": u.count(), "n_orig": n(g & (d0 >= 0)), "hit_orig": n(g & (d0 == lab)),
-        "n_swap": n(g & (d1 >= 0)), "hit_swap": n(g & (d1 == lab)),
-        "n_both_gold": n(g & both), "hit_both": n(g & (d0 == lab) & (d1 == lab)),
-        "n_both": n(both), "n_equal": n(both & (d0 == d1)),
-        "n_first": n(d0 == 0) + n(d1 == 1), "n_decisive": n(dec0) + n(dec1),
-        "n_cat_a": per_cat(0), "n_cat_b": per_cat(1), "n_cat_tie": per_cat(2),
-        "items_orig": item.nunique(where=g & (d0 >= 0)), "items_swap": item.nunique(where=g & (d1 >= 0)),
-        "items_either": item.nunique(where=g & ((d0 >= 0) | (d1 >= 0))),
-        "items_both_gold": item.nunique(where=g & both), "items_both": item.nunique(where=both),
-        "items_decisive": item.nunique(where=dec0 | dec1),
-    }
-    for cls, c in (("a", 0), ("b", 1)):
-        for name, d in (("orig", d0), ("swap", d1)):
-            agg[f"n_{cls}_{name}"] = n((lab == c) & (d >= 0))
-            agg[f"hit_{cls}_{name}"] = n((lab == c) & (d == c))
-    out = u.group_by(["rater", *by]).aggregate(**agg).rename(judge="rater")
-    return out.select("judge", *by, *_POSITION_COUNTS)
-
-
-def position_counts(table, *, by: Sequence[str] = (), gold: bool | None = None,
-                    row_number: str | None = None) -> pd.DataFrame:
-    """:func:`position_counts_expr` computed, sorted by judge and group (a pandas frame of integers)."""
-    by = _check_by(table, by)
-    out = position_counts_expr(table, by=by, gold=gold, row_number=row_number).to_pandas()
-    out[list(_POSITION_COUNTS)] = out[list(_POSITION_COUNTS)].fillna(0).astype("int64")
-    return out.sort_values(["judge", *by], ignore_index=True)
-
-
-def position_measures(counts: pd.DataFrame) -> pd.DataFrame:
-    """The verdict-based point estimates of :mod:`evalcore.pairwise.position` from :func:`position_counts`.
-
-    * accuracy per order :math:`hit/n`; ``accuracy_average`` their mean; ``accuracy_both_orders``;
-    * ``position_consistency`` :math:`n_{equal}/n_{both}`; ``first_position_preference``
-      :math:`n_{first}/n_{decisive}`;
-    * ``rstd`` :math:`\\frac12 \\sum_{k} |r_a^k - r_b^k| / 2` over the two orders, :math:`r_c^k` the recall of
-      gold class ``c`` in order ``k`` (Zheng et al. 2023);
-    * ``fleiss_kappa`` over the two orders (Fleiss 1971): with two ratings per unit,
-      :math:`\\bar P = n_{equal}/n_{both}`, :math:`p_c = n_{cat,c} / (2 n_{both})`,
-      :math:`\\kappa = (\\bar P - \\sum_c p_c^2) / (1 - \\sum_c p_c^2)`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The key columns of ``counts`` (``judge`` and the groups), ``measure``, ``estimate`` and ``n`` (items).
-    """
-    keys = [c for c in counts.columns if c not in _POSITION_COUNTS]
-    c = {k: counts[k].to_numpy(dtype=float) for k in _POSITION_COUNTS}
-    acc0, acc1 = safe_div(c["hit_orig"], c["n_orig"]), safe_div(c["hit_swap"], c["n_swap"])
-    stds = [np.abs(safe_div(c[f"hit_a_{k}"], c[f"n_a_{k}"]) - safe_div(c[f"hit_b_{k}"], c[f"n_b_{k}"])) / 2
-            for k in ("orig", "swap")]
-    p_cat = [safe_div(c[f"n_cat_{k}"], 2 * c["n_both"]) for k in ("a", "b", "tie")]
-    p_e = p_cat[0] ** 2 + p_cat[1] ** 2 + p_cat[2] ** 2
-    measures = {
-        "accuracy_original_order": (acc0, "items_orig"), "accuracy_swapped_order": (acc1, "items_swap"),
-        "accuracy_average": ((acc0 + acc1) / 2, "items_either"),
-        "accuracy_both_orders": (safe_div(c["hit_both"], c["n_both_gold"]), "items_both_gold"),
-        "position_consistency": (safe_div(c["n_equal"], c["n_both"]), "items_both"),
-        "first_position_preference": (safe_div(c["n_first"], c["n_decisive"]), "items_decisive"),
-        "rstd": ((stds[0] + stds[1]) / 2, "items_either"),
-        "fleiss_kappa": (safe_div(safe_div(c["n_equal"], c["n_both"]) - p_e, 1 - p_e), "items_both"),
-    }
-    parts = []
-    for name, (est, n) in measures.items():
-        part = counts[keys].copy()
-        part["measure"], part["estimate"], part["n"] = name, est, counts[n].to_numpy(dtype=np.int64)
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)

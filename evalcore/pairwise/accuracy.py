@@ -33,8 +33,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
+from ..columns import COMPARISONS
 from ..errors import DataError
-from ..stats import ResultTable, cell_rng, check_level, check_resamples, join_notes, resample_counts, root_seed
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, resample_counts, root_seed
+from ..stats.numeric import join_notes
+from ..stats.results import ResultTable
 from .pairs import INVALID, human_labels, invalid_mask, rater_verdicts, votes
 
 __all__ = ["INVALID_HANDLING", "judge_accuracy"]
@@ -119,8 +123,9 @@ def _add_cell(table: ResultTable, extra: list[dict], keys: dict, rng: np.random.
     extra.append({"n_units": int(used.sum()), "n_invalid": n_bad})
 
 
-def judge_accuracy(comparisons: pd.DataFrame, *, invalid: str = "drop", by: Sequence[str] = (),
-                   judges: Sequence[str] | None = None, n_boot: int = 1000, seed: int = 0,
+@takes_table(COMPARISONS, "swapped")
+def judge_accuracy(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges: Sequence[str] | None = None,
+                   invalid: str = "drop", n_boot: int = 1000, seed: int | np.random.Generator = 0,
                    level: float = 0.95) -> pd.DataFrame:
     """Each judge's three-class accuracy (a / b / tie) against the humans' strict majority.
 
@@ -136,7 +141,10 @@ def judge_accuracy(comparisons: pd.DataFrame, *, invalid: str = "drop", by: Sequ
     judges
         The judges to report (default: every judge).
     n_boot, seed, level
-        Item-bootstrap resamples (0: no interval), the seed of the per-cell streams, the level.
+        Item-bootstrap resamples (0: no interval), the seed of the per-cell streams (a whole number or a
+        ``numpy.random.Generator``), the level.
+    item, rater, kind, winner, system_a, system_b, swapped
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..stats import safe_div
+from ..stats.numeric import safe_div
 from .pairs import Counts, NotApplicable, PairData, accuracy_counts
 from .result import JudgeAccuracy, WinRate, summarize_samples
 

@@ -1,8 +1,8 @@
 """CalibraEval's non-parametric order-preserving algorithm (NOA): a label-free map of a judge's P("A").
 
 Li et al., "CalibraEval: Calibrating prediction distribution to mitigate selection bias in
-LLMs-as-judges" (2024), Section 3.3; the equations lost in our copy of the paper are restated in
-``DESIGN.md`` from the authors' code (github.com/CSHaitao/CalibraEval, ``src/CalibraEval.py``).
+LLMs-as-judges" (2024), Section 3.3; the equations lost in our copy of the paper are restated below
+from the authors' code (github.com/CSHaitao/CalibraEval, ``src/CalibraEval.py``).
 
 Each item is shown to the judge three times: ``s0`` (X at position 1 labelled "A"), ``s1``
 (positions swapped, X still "A") and ``s2`` (IDs swapped: "A" labels Y at position 1). The judge

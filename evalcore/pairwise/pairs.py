@@ -38,9 +38,12 @@ import numpy as np
 import pandas as pd
 
 from .. import errors
+from ..arguments import takes_table
+from ..columns import COMPARISONS
 from ..errors import DataError
 from ..labels import strict_majority
-from ..stats import root_seed, safe_div
+from ..stats.bootstrap import root_seed
+from ..stats.numeric import safe_div
 
 __all__ = [
     "TIES", "VERDICTS", "INVALID", "NotApplicable", "PairData", "Counts", "pairs", "pair_data", "label_mask",
@@ -218,11 +221,31 @@ def _require_pairs(comparisons: pd.DataFrame) -> None:
                             "table has none of them", fix="load a validated comparisons table")
 
 
+@takes_table(COMPARISONS)
 def pairs(comparisons: pd.DataFrame) -> pd.DataFrame:
     """The system pairs in a comparisons table, one row per unordered pair.
 
-    Each pair is oriented as most of its rows show it (``system_a`` first). Columns:
-    ``system_a, system_b, n_items, n_judge_rows, n_human_rows, judges`` (comma-joined).
+    Parameters
+    ----------
+    comparisons
+        A validated comparisons table with ``system_a`` and ``system_b``.
+    item, rater, kind, winner, system_a, system_b
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair, oriented as most of its rows show it (``system_a`` first): ``system_a, system_b,
+        n_items, n_judge_rows, n_human_rows, judges`` (comma-joined).
+
+    Examples
+    --------
+    >>> comparisons = pd.read_csv("sample_data/comparisons_pairwise.csv")
+    >>> print(pairs(comparisons).drop(columns="judges").head(3).to_string(index=False))
+      system_a  system_b  n_items  n_judge_rows  n_human_rows
+    cirrus-70b  atlas-7b      150           900           340
+      atlas-7b dune-8x7b      150           900           346
+      atlas-7b ember-34b      150           900           344
     """
     _require_pairs(comparisons)
     df = comparisons.dropna(subset=["system_a", "system_b"])
@@ -460,12 +483,3 @@ def accuracy_counts(pair: PairData, mask: np.ndarray | None = None, *, source: s
     s1 = ((h == 1) & (v == 1)).sum(axis=0)
     return Counts(pair.judges, n0.astype(float), s0.astype(float), n1.astype(float), s1.astype(float),
                   source or f"{pair.system_a} vs {pair.system_b}")
-
-
-def __getattr__(name: str):
-    # judge_accuracy lives in .accuracy (which imports this module); reachable here too, loaded on use.
-    if name == "judge_accuracy":
-        from .accuracy import judge_accuracy
-
-        return judge_accuracy
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

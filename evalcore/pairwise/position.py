@@ -56,19 +56,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
+from ..columns import COMPARISONS
 from ..errors import DataError
-from ..stats import (
-    ResultTable,
-    apply_fdr,
-    cell_rng,
-    check_level,
-    check_resamples,
-    item_weights,
-    join_notes,
-    root_seed,
-    safe_div,
-    z_p_value,
-)
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, root_seed, z_p_value
+from ..stats.numeric import join_notes, safe_div
+from ..stats.results import ResultTable, apply_fdr
 from .calibraeval import LAMBDA, NoaCalibration, collapse_reason, fit_noa, fit_noa_released, fit_noa_selected
 from .pairs import INVALID, human_labels, invalid_mask, rater_verdicts, votes
 from .pride import PrideCalibration, fit_pride
@@ -529,9 +522,10 @@ def _methods(methods: Sequence[str] | str) -> list[str]:
     return [methods] if isinstance(methods, str) else list(dict.fromkeys(methods))
 
 
+@takes_table(COMPARISONS, "swapped", "prob_a", "prob_a_swap_position", "prob_a_swap_id")
 def fit_calibrations(comparisons: pd.DataFrame, *, judges: Sequence[str] | None = None,
                      methods: Sequence[str] = METHODS, estimation_share: float = 0.2, lam: float | None = None,
-                     seed: int = 0, offered_only: bool = False) -> tuple[Calibration, ...]:
+                     seed: int | np.random.Generator = 0, offered_only: bool = False) -> tuple[Calibration, ...]:
     """Fit each judge's calibrations on its seeded estimation subset, as :func:`position_report` does.
 
     Judges without probabilities are skipped. With the same ``seed`` and ``estimation_share`` the
@@ -539,11 +533,32 @@ def fit_calibrations(comparisons: pd.DataFrame, *, judges: Sequence[str] | None 
     that collapsed is kept, marked (:attr:`~evalcore.pairwise.calibraeval.NoaCalibration.collapsed`, its
     ``reason``), unless ``offered_only``; the report never applies it.
 
+    Parameters
+    ----------
+    comparisons, judges, methods, estimation_share, lam, seed
+        As in :func:`position_report` (``"none"`` in ``methods`` fits nothing).
+    offered_only
+        Leave out the NOA maps that collapsed (the ones the report does not apply).
+    item, rater, kind, winner, system_a, system_b, swapped, prob_a, prob_a_swap_position, prob_a_swap_id
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
     Returns
     -------
     tuple
         :class:`~evalcore.pairwise.pride.PrideCalibration` and
-        :class:`~evalcore.pairwise.calibraeval.NoaCalibration` objects, each naming its judge and method.
+        :class:`~evalcore.pairwise.calibraeval.NoaCalibration` objects, each naming its judge and method:
+        what :func:`save_calibrations` writes and ``position_report(calibrations=...)`` applies.
+
+    Examples
+    --------
+    >>> comparisons = pd.read_csv("sample_data/comparisons_pairwise.csv")
+    >>> cals = fit_calibrations(comparisons, methods=["pride"], seed=0)
+    >>> [(c.judge, c.method, round(c.prior_a, 3)) for c in cals]
+    [('gpt-4/pairwise', 'pride', 0.646)]
+    >>> report = position_report(comparisons, judges=["gpt-4/pairwise"], methods=["pride"], calibrations=cals,
+    ...                          n_boot=0)
+    >>> float(report.query("measure == 'first_position_preference'")["estimate"].iloc[0].round(3))
+    0.5
     """
     methods = _methods(methods)
     _check(comparisons, (), methods, estimation_share)
@@ -607,10 +622,11 @@ def loads_calibrations(text: str, *, file: str = "the calibration file") -> tupl
     return tuple(out)
 
 
+@takes_table(COMPARISONS, "swapped", "prob_a", "prob_a_swap_position", "prob_a_swap_id")
 def position_report(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges: Sequence[str] | None = None,
                     methods: Sequence[str] = METHODS, estimation_share: float = 0.2,
                     calibrations: Sequence[Calibration] = (), lam: float | None = None, invalid: str = "drop",
-                    n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+                    n_boot: int = 1000, seed: int | np.random.Generator = 0, level: float = 0.95) -> pd.DataFrame:
     """Position and selection bias of every judge, before and after calibration (module docstring).
 
     Parameters
@@ -642,7 +658,10 @@ def position_report(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges
         order (not position-consistent), and equals another unparsed one (an item unparsed in both orders
         counts as consistent, as ``None == None`` does there). Not used where probabilities decide.
     n_boot, seed, level
-        Item-bootstrap resamples (0: no interval), the seed of the estimation subsets and resamples, the level.
+        Item-bootstrap resamples (0: no interval), the seed of the estimation subsets and resamples (a whole
+        number or a ``numpy.random.Generator``), the level.
+    item, rater, kind, winner, system_a, system_b, swapped, prob_a, prob_a_swap_position, prob_a_swap_id
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -659,6 +678,18 @@ def position_report(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges
     >>> res = position_report(df, methods=["none"], n_boot=0).set_index("measure")
     >>> res.loc[["accuracy_original_order", "accuracy_swapped_order", "position_consistency"], "estimate"].tolist()
     [1.0, 0.5, 0.5]
+
+    On the sample, each judge's preference for the first position, before and after PriDe:
+
+    >>> comparisons = pd.read_csv("sample_data/comparisons_pairwise.csv")
+    >>> table = position_report(comparisons, methods=["none", "pride"], n_boot=200, seed=0)
+    >>> first = table.query("measure == 'first_position_preference'")
+    >>> print(first[["judge", "method", "estimate", "ci_low", "ci_high", "flagged"]].round(3).to_string(index=False))
+                   judge method  estimate  ci_low  ci_high  flagged
+        gpt-3.5/pairwise   none     0.616   0.604    0.630     True
+          gpt-4/pairwise   none     0.553   0.544    0.563     True
+          gpt-4/pairwise  pride     0.500   0.500    0.500    False
+    llama-2-70b/pairwise   none     0.678   0.659    0.694     True
     """
     by, methods = ([by] if isinstance(by, str) else list(by)), _methods(methods)
     _check(comparisons, by, methods, estimation_share)

@@ -2,7 +2,7 @@
 
 Zheng, Zhou, Meng, Zhou, Huang, "Large language models are not robust multiple choice selectors"
 (2023), the baseline of CalibraEval (Li et al. 2024); the formulas below are those of the
-CalibraEval authors' ``src/Pride.py`` (``DESIGN.md``).
+CalibraEval authors' ``src/Pride.py`` (github.com/CSHaitao/CalibraEval).
 
 With two options the judge sees each item under two permutations of the contents over the IDs:
 ``s0`` (X labelled "A" at position 1) and ``s2`` (Y labelled "A" at position 1). Row ``r`` of an

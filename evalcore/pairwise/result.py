@@ -2,7 +2,7 @@
 summary of posterior samples of ``p`` (mean, KDE mode, 95% interval, density) both methods share.
 
 Its own module so that :mod:`.bwrs` and :mod:`.dawid_skene` can build results without importing
-:mod:`.winrate`, which imports them; :mod:`.winrate` re-exports everything here.
+:mod:`.winrate`, which imports them.
 """
 
 from __future__ import annotations

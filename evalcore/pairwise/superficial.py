@@ -36,13 +36,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
+from ..columns import COMPARISONS, JUDGE
 from ..errors import DataError
 from ..labels import strict_majority
-from ..stats import cell_rng, item_weights, percentile_interval, resample_blocks, root_seed
+from ..stats.bootstrap import cell_rng, item_weights, percentile_interval, resample_blocks, root_seed
 
 __all__ = ["CVResult", "SuperficialData", "alpacaeval_lc", "alpacaeval_lc_exact", "alpha_curve", "alpha_grid",
            "correctness", "cross_validated_alpha", "cv_records", "decisions", "flips", "length_controlled", "min_max",
-           "q_options", "superficial_data", "superficial_table"]
+           "q_options", "superficial_accuracy", "superficial_data", "superficial_table"]
 
 _DEFAULT_ALPHAS = tuple(np.round(np.arange(0, 1.0001, 0.05), 10))
 
@@ -345,6 +347,66 @@ def superficial_table(data: SuperficialData, *, alphas: Sequence[float] = _DEFAU
     return pd.concat([curve, pd.DataFrame(rows)], ignore_index=True)
 
 
+@takes_table(COMPARISONS, "score_a", "score_b", "superficial_a", "superficial_b", "text_a", "text_b")
+def superficial_accuracy(comparisons: pd.DataFrame, *, by: Sequence[str] = (), judges: Sequence[str] | None = None,
+                         q: str = "length", alphas: Sequence[float] = _DEFAULT_ALPHAS, folds: int = 5,
+                         n_boot: int = 1000, seed: int | np.random.Generator = 0,
+                         level: float = 0.95) -> pd.DataFrame:
+    """Superficial-quality subtraction for every judge of a comparisons table: :func:`superficial_table` of each.
+
+    Parameters
+    ----------
+    comparisons
+        A validated comparisons table with the judges' ``score_a``/``score_b`` and human labels.
+    by
+        Per-item columns to group by.
+    judges
+        The judges whose scores are corrected (default: every judge with scores of both outputs, in name
+        order).
+    q
+        Superficial quality: ``"length"``, ``"words"``, ``"superficial"`` or ``<name>`` (``<name>_a/_b``;
+        :func:`q_options` lists a table's).
+    alphas
+        The weights of Q to try (0 to 1 by 0.05).
+    folds
+        Folds of the cross-validated alpha.
+    n_boot, seed, level
+        Item-bootstrap resamples, their seed (a whole number or a ``numpy.random.Generator``), the
+        confidence level of the intervals.
+    item, rater, kind, winner, system_a, system_b, score_a, score_b, superficial_a, superficial_b, text_a, text_b
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every judge's :func:`superficial_table`, one after the other: ``judge, *by, alpha, measure, estimate,
+        ci_low, ci_high, n, change, change_ci_low, change_ci_high, note``, the curve's rows (``accuracy``), then
+        per group ``alpha_cv`` and ``accuracy_cv``.
+
+    Examples
+    --------
+    >>> comparisons = pd.read_csv("sample_data/comparisons_pairwise.csv")
+    >>> table = superficial_accuracy(comparisons, q="superficial", alphas=[0, 0.5], n_boot=200, seed=0)
+    >>> half = table.query("measure == 'accuracy' and alpha == 0.5")
+    >>> print(half[["judge", "estimate", "change", "change_ci_low", "change_ci_high"]].round(3).to_string(index=False))
+                   judge  estimate  change  change_ci_low  change_ci_high
+        gpt-3.5/pairwise     0.792   0.083          0.065           0.098
+          gpt-4/pairwise     0.848   0.046          0.027           0.063
+    llama-2-70b/pairwise     0.751   0.074          0.057           0.092
+    """
+    if judges is None:
+        scored = comparisons[(comparisons["rater_kind"] == JUDGE) & comparisons.get("score_a", pd.Series(dtype=float))
+                             .notna() & comparisons.get("score_b", pd.Series(dtype=float)).notna()]
+        judges = sorted(scored["rater"].astype(str).unique())
+    if not len(judges):
+        raise DataError("no judge has scores of both outputs (score_a, score_b)",
+                        fix="give the judges' scores of each output, or name the judges")
+    seed = root_seed(seed)
+    return pd.concat([superficial_table(superficial_data(comparisons, judge=j, q=q, by=by), alphas=alphas,
+                                        folds=folds, n_boot=n_boot, seed=seed, level=level) for j in judges],
+                     ignore_index=True)
+
+
 def cv_records(judge: str, keys: dict, alpha_all: float, fold_alphas: Sequence[float], n: int, *,
                held: tuple) -> list[dict]:
     """The two records of a cross-validated alpha: ``alpha_cv`` (chosen on all items, the folds' choices in
@@ -602,10 +664,11 @@ def _weighted_means(v: np.ndarray, Wr: np.ndarray) -> np.ndarray:
         return (Wr[:, ok] @ v[ok]) / Wr[:, ok].sum(axis=1)
 
 
-def length_controlled(comparisons: pd.DataFrame, *, judge: str, alpha: float | Sequence[float] | None = 0.5,
-                      q: str = "length",
-                      lc: bool = True, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
-    """AlpacaEval's length-controlled win rate (``length_controlled_minimal``) per system pair, for one judge.
+@takes_table(COMPARISONS, "score_a", "score_b", "superficial_a", "superficial_b", "text_a", "text_b")
+def length_controlled(comparisons: pd.DataFrame, *, judges: str | Sequence[str] | None = None,
+                      alpha: float | Sequence[float] | None = 0.5, q: str = "length", lc: bool = True,
+                      n_boot: int = 1000, seed: int | np.random.Generator = 0, level: float = 0.95) -> pd.DataFrame:
+    """AlpacaEval's length-controlled win rate (``length_controlled_minimal``) per system pair, for each judge.
 
     Each system pair ``(s, t)`` (``s`` first in sorted order) is fitted on its own, as AlpacaEval fits each model
     against its baseline: ``s`` is the model, ``t`` the baseline, and :func:`alpacaeval_lc` gives the win rate of
@@ -631,6 +694,25 @@ def length_controlled(comparisons: pd.DataFrame, *, judge: str, alpha: float | S
     file (by up to 0.058 on PandaLM, pandalm-7b, as other systems were left out), so it was removed. A joint fit
     with a shared style term belongs to a Bradley-Terry leaderboard with style control (Chatbot Arena), not here.
 
+    Parameters
+    ----------
+    comparisons
+        A validated comparisons table.
+    judges
+        A judge's name, or several (default: every judge, in name order); each judge's rows follow the
+        previous one's.
+    alpha
+        The weight of Q in the subtracted win rate, or several (None: no subtracted win rate).
+    q
+        Superficial quality: ``"length"`` (AlpacaEval's), ``"words"``, ``"superficial"`` or ``<name>``.
+    lc
+        Fit the length-controlled GLM (False: only the raw, subtracted and human win rates, fast).
+    n_boot, seed, level
+        Item-bootstrap resamples within each pair (0: no interval), their seed (a whole number or a
+        ``numpy.random.Generator``), the confidence level.
+    item, rater, kind, winner, system_a, system_b, score_a, score_b, superficial_a, superficial_b, text_a, text_b
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
     Returns
     -------
     pandas.DataFrame
@@ -639,7 +721,34 @@ def length_controlled(comparisons: pd.DataFrame, *, judge: str, alpha: float | S
         ``n`` counts the items with a verdict (a, b or tie) of the judge on the pair; the ``lc_win_rate`` note
         gives the chosen C and the fitted length weight. Without ``system_a``/``system_b`` (LLMBar does not name
         the generators) one row with measure ``lc_win_rate``, NaN and a ``not_available`` note.
+
+    Examples
+    --------
+    One system pair of the sample, with the difference of the outputs' ``superficial`` scores as the length:
+
+    >>> comparisons = pd.read_csv("sample_data/comparisons_pairwise.csv")
+    >>> pair = comparisons[comparisons["system_a"].isin(["atlas-7b", "cirrus-70b"])
+    ...                    & comparisons["system_b"].isin(["atlas-7b", "cirrus-70b"])]
+    >>> table = length_controlled(pair, judges="gpt-4/pairwise", q="superficial", alpha=None, n_boot=50, seed=0)
+    >>> cols = ["system_a", "system_b", "measure", "estimate", "ci_low", "ci_high"]
+    >>> print(table[cols].round(3).to_string(index=False))
+    system_a   system_b        measure  estimate  ci_low  ci_high
+    atlas-7b cirrus-70b       win_rate     0.243   0.176    0.321
+    atlas-7b cirrus-70b    lc_win_rate     0.248   0.178    0.329
+    atlas-7b cirrus-70b human_win_rate     0.213   0.148    0.277
     """
+    names = [judges] if isinstance(judges, str) else list(judges) if judges is not None else \
+        sorted(comparisons.loc[comparisons["rater_kind"] == JUDGE, "rater"].astype(str).unique())
+    if not names:
+        raise DataError("the table has no judge", fix="mark the judges' rows with rater_kind 'judge'")
+    seed = root_seed(seed)
+    return pd.concat([_length_controlled(comparisons, judge=j, alpha=alpha, q=q, lc=lc, n_boot=n_boot, seed=seed,
+                                         level=level) for j in names], ignore_index=True)
+
+
+def _length_controlled(comparisons: pd.DataFrame, *, judge: str, alpha: float | Sequence[float] | None, q: str,
+                       lc: bool, n_boot: int, seed: int, level: float) -> pd.DataFrame:
+    """:func:`length_controlled` of one judge."""
     if not {"system_a", "system_b"} <= set(comparisons.columns):
         return pd.DataFrame([{"judge": judge, "system_a": None, "system_b": None, "measure": "lc_win_rate",
                               "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n": 0,

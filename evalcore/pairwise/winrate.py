@@ -49,11 +49,11 @@ Prior settings (Gao et al. Sec. 4.3), see :class:`Prior`:
   ``Beta((2 s + 2) / (n + 2), (2 (n - s) + 2) / (n + 2))`` (Eqs. 12-13, total
   concentration 2) for DS, and the data ``F`` for BWRS.
 
-This module is the public face of the two methods: the prior, one call per pair
-(:func:`estimate`) or for every pair (:func:`estimate_all`), the error curve and the result
-tables. The pieces live beside it and are re-exported here: the per-pair data in
-:mod:`.pairs`, the result type in :mod:`.result`, BWRS in :mod:`.bwrs` and Dawid-Skene in
-:mod:`.dawid_skene`.
+This module holds what the two methods share: the prior, one call per pair
+(:func:`estimate`) or for every pair (:func:`estimate_all`, :func:`win_rates`), the error
+curve and the result tables. The pieces live beside it, each imported from its own module:
+the per-pair data in :mod:`.pairs`, the result type in :mod:`.result`, BWRS in :mod:`.bwrs`
+and Dawid-Skene (with its compile helpers ``warm_up``/``is_compiled``) in :mod:`.dawid_skene`.
 """
 
 from __future__ import annotations
@@ -65,23 +65,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
+from ..columns import COMPARISONS
 from ..errors import DataError
-from .accuracy import INVALID_HANDLING, judge_accuracy
 from .bwrs import bwrs
-from .dawid_skene import dawid_skene, dawid_skene_reference, is_compiled, warm_up
-from .pairs import (
-    INVALID, TIES, VERDICTS, Counts, NotApplicable, PairData, accuracy_counts, human_labels, invalid_mask, label_mask,
-    pair_data, pair_from_patterns, pairs, rater_verdicts, select_judges, votes,
-)
-from .result import JudgeAccuracy, WinRate, summarize_samples
+from .dawid_skene import dawid_skene
+from .pairs import Counts, NotApplicable, PairData, accuracy_counts, label_mask, pair_data, pairs
+from .result import WinRate
 
 __all__ = [
-    "TIES", "VERDICTS", "INVALID", "METHODS", "NotApplicable", "Prior", "PairData", "Counts", "JudgeAccuracy",
-    "WinRate", "parse_prior", "pairs", "pair_data", "pair_from_patterns", "select_judges", "label_mask",
-    "accuracy_counts", "invalid_mask", "votes",
-    "rater_verdicts", "human_labels", "INVALID_HANDLING", "judge_accuracy", "closest_pair", "orient_like",
-    "bwrs", "dawid_skene", "dawid_skene_reference", "estimate", "estimate_all", "error_curve",
-    "summarize_samples", "warm_up", "is_compiled", "results_frame", "judges_table", "mean_errors",
+    "METHODS", "Prior", "parse_prior", "closest_pair", "orient_like", "results_frame", "judges_table", "mean_errors",
+    "estimate", "estimate_all", "win_rates", "error_curve",
 ]
 
 METHODS = ("bwrs", "ds")
@@ -273,8 +267,9 @@ def estimate(comparisons: pd.DataFrame, system_a: str, system_b: str, *, method:
                        prior_label=pr.label)
 
 
+@takes_table(COMPARISONS)
 def estimate_all(comparisons: pd.DataFrame, *, method: str = "ds", prior: Prior | str = "none",
-                 ties: str = "drop", judges: Sequence[str] | None = None, seed: int = 0,
+                 ties: str = "drop", judges: Sequence[str] | None = None, seed: int | np.random.Generator = 0,
                  baseline: str | None = None, n_samples: int = 10_000, chains: int = 4, draws: int = 1000,
                  tune: int = 1000, ood_auto: bool = False,
                  progress: Callable[[float], None] | None = None) -> list[WinRate]:
@@ -283,7 +278,29 @@ def estimate_all(comparisons: pd.DataFrame, *, method: str = "ds", prior: Prior 
     With a baseline, each pair is oriented as ``(other, baseline)``: ``p`` is the other
     system's win rate against the baseline. ``ood_auto`` gives each pair the OOD prior of
     its :func:`closest_pair` (the prior's systems are then ignored). Judges not present
-    in a pair are skipped for that pair.
+    in a pair are skipped for that pair. :func:`win_rates` gives the same results as one table.
+
+    Parameters
+    ----------
+    comparisons, method, prior, ties, judges, seed, baseline, ood_auto, n_samples, chains, draws, tune
+        As in :func:`win_rates`.
+    progress
+        Called with the fraction of pairs done, for progress bars.
+    item, rater, kind, winner, system_a, system_b
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
+    Returns
+    -------
+    list of WinRate
+        One :class:`WinRate` per pair with a judge (its posterior density and judges' accuracies included, for
+        plots); :func:`results_frame` makes them a table.
+
+    Examples
+    --------
+    >>> comparisons = pd.read_csv("sample_data/comparisons_pairwise.csv")
+    >>> fits = estimate_all(comparisons, method="bwrs", prior="ratio:0.2", baseline="atlas-7b", n_samples=2000, seed=0)
+    >>> [(f.system_a, f.system_b, round(f.p_mean, 3)) for f in fits]
+    [('cirrus-70b', 'atlas-7b', 0.815), ('dune-8x7b', 'atlas-7b', 0.644), ('ember-34b', 'atlas-7b', 0.684)]
     """
     pr = parse_prior(prior) if isinstance(prior, str) else prior
     table = pairs(comparisons)
@@ -329,6 +346,67 @@ def estimate_all(comparisons: pd.DataFrame, *, method: str = "ds", prior: Prior 
         raise NotApplicable("no judge compared two different systems", fix="mark the LLM judges' rows with rater_kind "
                             "'judge', and check that their rows name two different systems")
     return out
+
+
+@takes_table(COMPARISONS)
+def win_rates(comparisons: pd.DataFrame, *, judges: Sequence[str] | None = None, method: str = "ds",
+              prior: Prior | str = "none", baseline: str | None = None, ties: str = "drop", ood_auto: bool = False,
+              n_samples: int = 10_000, chains: int = 4, draws: int = 1000, tune: int = 1000,
+              seed: int | np.random.Generator = 0) -> pd.DataFrame:
+    """Calibrated win rates of every system pair (or every pair with ``baseline``), as one table.
+
+    Parameters
+    ----------
+    comparisons
+        A validated comparisons table with ``system_a`` and ``system_b``.
+    judges
+        The judges whose verdicts are calibrated (default: every judge of each pair).
+    method
+        ``"ds"`` (the Dawid-Skene model, :func:`dawid_skene`) or ``"bwrs"`` (:func:`bwrs`).
+    prior
+        ``"none"``, ``"ratio:R"`` (a seeded share R of each pair's human labels is used) or ``"ood:A2,B2"``
+        (another pair's labels set the judges' accuracy prior); see :class:`Prior`.
+    baseline
+        Only the pairs with this system, each oriented as ``(other, baseline)``.
+    ties
+        ``"drop"`` or ``"random"``: what a tied verdict becomes (module docstring).
+    ood_auto
+        Give each pair the out-of-distribution prior of its :func:`closest_pair`.
+    n_samples
+        BWRS's samples.
+    chains, draws, tune
+        The Dawid-Skene sampler's chains, draws per chain and tuning steps.
+    seed
+        The seed of the label subsets, the random ties and the samplers (a whole number or a
+        ``numpy.random.Generator``).
+    item, rater, kind, winner, system_a, system_b
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`results_frame` of :func:`estimate_all`: one row per pair, ``pair, system_a, system_b, method,
+        prior, ties, p_mean, p_mode, ci_low, ci_high`` (the win rate of ``system_a`` and its 95% interval),
+        ``k_observed`` (the judges' raw win rate), ``p_human`` (the humans', over all their labels), ``n_items``,
+        ``n_human_labelled``, the sampler's diagnostics and ``warnings``. The :class:`WinRate` objects, with
+        their densities for plots, come from :func:`estimate_all`.
+
+    Examples
+    --------
+    >>> comparisons = pd.read_csv("sample_data/comparisons_pairwise.csv")
+    >>> table = win_rates(comparisons, method="bwrs", prior="ratio:0.2", n_samples=2000, seed=0)
+    >>> print(table[["pair", "k_observed", "p_mean", "ci_low", "ci_high", "p_human"]].round(3).to_string(index=False))
+                          pair  k_observed  p_mean  ci_low  ci_high  p_human
+        cirrus-70b vs atlas-7b       0.769   0.815   0.489    0.989    0.787
+         atlas-7b vs dune-8x7b       0.412   0.355   0.035    0.678    0.371
+         atlas-7b vs ember-34b       0.342   0.317   0.040    0.837    0.239
+    cirrus-70b vs borealis-13b       0.647   0.655   0.185    0.965    0.669
+     ember-34b vs borealis-13b       0.606   0.580   0.183    0.902    0.567
+        dune-8x7b vs ember-34b       0.563   0.578   0.185    0.941    0.479
+    """
+    return results_frame(estimate_all(comparisons, method=method, prior=prior, ties=ties, judges=judges, seed=seed,
+                                      baseline=baseline, n_samples=n_samples, chains=chains, draws=draws, tune=tune,
+                                      ood_auto=ood_auto))
 
 
 def error_curve(pair: PairData | Sequence[PairData], *,

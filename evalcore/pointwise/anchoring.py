@@ -19,12 +19,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..columns import HUMANS_LABEL
+from ..arguments import takes_table
+from ..columns import HUMANS_LABEL, RATINGS
 from ..errors import DataError
-from ..stats import (
-    SPARSE_NOTE, cell_rng, check_level, check_resamples, codes, item_weights, join_notes, percentile_interval,
-    root_seed, safe_div, zero_div,
-)
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, percentile_interval, root_seed
+from ..stats.numeric import codes, join_notes, safe_div, zero_div
+from ..stats.results import SPARSE_NOTE
 from ..stats.kendall import tau_b
 from .coding import CodedRatings, code_ratings
 from .sections import BiasNotApplicable, SectionTable
@@ -105,6 +105,7 @@ def _pos_label(p: float) -> str:
     return str(int(p)) if float(p).is_integer() else f"{p:g}"
 
 
+@takes_table(RATINGS, "position")
 def anchoring(
     ratings: pd.DataFrame,
     *,
@@ -171,6 +172,8 @@ def anchoring(
         Integer seed, or a ``numpy.random.Generator`` (one integer is drawn from it).
     level
         Confidence level of the percentile intervals.
+    item, rater, kind, criterion, score, sample, position
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -183,6 +186,17 @@ def anchoring(
     DataError
         Fewer than two criteria (:class:`BiasNotApplicable`), an unknown judge,
         ``criterion`` in ``by``, non-numeric scores.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = anchoring(ratings, n_boot=200, seed=0)
+    >>> r = table.query("measure == 'r_difference'")
+    >>> print(r[["judge", "estimate", "ci_low", "ci_high", "flagged"]].round(2).to_string(index=False))
+                  judge  estimate  ci_low  ci_high  flagged
+    gpt-4/per-criterion       0.1   -0.01     0.23    False
+      gpt-4/single-call       0.3    0.25     0.44     True
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
     prep = code_ratings(ratings, by=by, judges=judges, criterion_in_by="error")
@@ -374,6 +388,7 @@ class _PositionBlock:
 # --------------------------------------------------------------------------- plot tables
 
 
+@takes_table(RATINGS, "position")
 def conditional_distribution(
     ratings: pd.DataFrame,
     *,
@@ -404,7 +419,7 @@ def conditional_distribution(
     threshold
         Units with ``given`` above it fall in ``'above'``, the others in ``'at_or_below'``
         (the paper uses 5 on a 1-10 scale).
-    by, judges, n_boot, seed, level
+    by, judges, n_boot, seed, level, item, rater, kind, criterion, score, sample, position
         As in :func:`anchoring`; the interval is the item-bootstrap interval of the share.
 
     Returns
@@ -413,6 +428,17 @@ def conditional_distribution(
         Columns ``source, *by, condition, score, share, ci_low, ci_high, count, n, note``:
         ``source`` is ``'humans'`` or the judge's name; ``count`` the units with that score,
         ``n`` the units in the condition (shares sum to 1 over a condition's scores).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> dist = conditional_distribution(ratings, given="LA", target="OCQ", threshold=1, n_boot=200, seed=0)
+    >>> top = dist.query("score == 2 and source == 'humans'")
+    >>> print(top[["condition", "share", "ci_low", "ci_high", "n"]].round(2).to_string(index=False))
+      condition  share  ci_low  ci_high   n
+          above   0.67    0.59     0.76 243
+    at_or_below   0.50    0.38     0.64 100
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
     prep = code_ratings(ratings, by=by, judges=judges, criterion_in_by="error")
@@ -467,6 +493,7 @@ def _sources(prep: CodedRatings) -> list[tuple[str, np.ndarray, bool]]:
                   for name in prep.judges]
 
 
+@takes_table(RATINGS, "position")
 def criterion_correlations(
     ratings: pd.DataFrame,
     *,
@@ -481,14 +508,32 @@ def criterion_correlations(
     Same definitions as ``mean_inter_criterion_r`` in :func:`anchoring`: the judge's scores
     across items; the humans' across (item, annotator) units. The matrix is given in full
     (both orders of each pair, and the diagonal, 1 where the criterion varies) with
-    item-bootstrap intervals at ``level`` (``by``, ``judges``, ``n_boot``, ``seed``, ``level`` as in
-    :func:`anchoring`).
+    item-bootstrap intervals at ``level``.
+
+    Parameters
+    ----------
+    ratings
+        A validated canonical ratings table.
+    by, judges, n_boot, seed, level, item, rater, kind, criterion, score, sample, position
+        As in :func:`anchoring`.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``source, *by, criterion_a, criterion_b, r, ci_low, ci_high, n, note``;
         ``n`` is the number of units (items or item-annotator pairs) scored on both criteria.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> r = criterion_correlations(ratings, n_boot=200, seed=0)
+    >>> print(r.query("criterion_a == 'LA' and criterion_b == 'OCQ'")[["source", "r", "ci_low", "ci_high"]]
+    ...       .round(2).to_string(index=False))
+                 source    r  ci_low  ci_high
+                 humans 0.20    0.05     0.35
+    gpt-4/per-criterion 0.30    0.09     0.48
+      gpt-4/single-call 0.56    0.36     0.74
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
     prep = code_ratings(ratings, by=by, judges=judges, criterion_in_by="error")

@@ -29,8 +29,11 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
+from ..columns import RATINGS
 from ..errors import DataError
-from ..stats import ALPHA, apply_fdr, check_alpha, join_notes
+from ..stats.numeric import join_notes
+from ..stats.results import ALPHA, apply_fdr, check_alpha
 from . import anchoring, consistency, familiarity, scale_use
 from .recommend import recommendations
 from .sections import RESULT_COLUMNS, BiasNotApplicable
@@ -44,10 +47,14 @@ NOT_AVAILABLE = "not_available"
 
 @dataclass(frozen=True)
 class BiasReport:
-    """Every section's records (a skipped section is one ``not_available`` row whose note says why)."""
+    """A view of :func:`bias_report`'s table for the page and the CLI: its results, skipped sections and mitigations.
+
+    ``BiasReport(bias_report(ratings))``; a skipped section is one ``not_available`` row whose note says why.
+    """
 
     records: pd.DataFrame
-    #: Notes about the data every section shares (a stray score: :func:`evalcore.pointwise.scale_use.stray_scores`).
+    #: Notes about the data every section shares (a stray score: :func:`evalcore.pointwise.scale_use.stray_scores`;
+    #: the rows of its criterion say so too).
     notes: tuple[str, ...] = ()
 
     @property
@@ -70,19 +77,20 @@ class BiasReport:
         return self.records
 
 
+@takes_table(RATINGS, "position", "perplexity", "text")
 def bias_report(
     ratings: pd.DataFrame,
     *,
     by: Sequence[str] = (),
     judges: Sequence[str] | None = None,
     n_boot: int = 1000,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
     level: float = 0.95,
     alpha: float = ALPHA,
     sections: Sequence[str] = SECTIONS,
     progress: Callable[[float], None] | None = None,
-) -> BiasReport:
-    """Run every bias section the data supports.
+) -> pd.DataFrame:
+    """Run every bias section the data supports, in one table with one flag rule.
 
     Parameters
     ----------
@@ -93,7 +101,8 @@ def bias_report(
     judges
         Judges to audit (default: all).
     n_boot, seed
-        Bootstrap resamples over items (0: no intervals, no flags) and their seed.
+        Bootstrap resamples over items (0: no intervals, no flags) and their seed (a whole number or a
+        ``numpy.random.Generator``).
     level
         Confidence level of every interval.
     alpha
@@ -102,6 +111,31 @@ def bias_report(
         Which sections to run.
     progress
         Called with the fraction done.
+    item, rater, kind, criterion, score, sample, position, perplexity, text
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every section's rows in the layout :data:`COLUMNS` (``section, judge, criterion, *by, measure, estimate,
+        ci_low, ci_high, n, test, p_value, q_value, flagged, opposite, note``), flagged across the whole report.
+        A section the data cannot support is one row with measure ``not_available`` whose note says why.
+        :class:`BiasReport` reads it (the flagged results, skipped sections and mitigations).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = bias_report(ratings, n_boot=200, seed=0)
+    >>> table.groupby("section")["flagged"].sum()
+    section
+    anchoring              1
+    familiarity            4
+    score_distribution    24
+    self_consistency       0
+    Name: flagged, dtype: int64
+    >>> BiasReport(table).recommendations["finding"].iloc[0]
+    'The judge rates low-perplexity (familiar) text higher than humans do.'
     """
     alpha = check_alpha(alpha)
     unknown = [s for s in sections if s not in SECTIONS]
@@ -144,4 +178,4 @@ def bias_report(
         crit = records["criterion"].astype(object)
         records["note"] = [join_notes(n if isinstance(n, str) else "", stray[str(c)]) if str(c) in stray else n
                            for n, c in zip(records["note"].astype(object), crit)]
-    return BiasReport(records=apply_fdr(records, alpha=alpha), notes=tuple(stray.values()))
+    return apply_fdr(records, alpha=alpha)

@@ -9,7 +9,7 @@ only in whose repeats they drop (``first_sample``): familiarity and anchoring co
 judgments, so every rater's first sample counts; scale use and self-consistency count every sample
 of a judge, so only the humans' repeats are dropped.
 
-:mod:`evalcore.pointwise.agreement` has its own, faster pass (:func:`evalcore.pointwise.agreement.count_units`):
+:mod:`evalcore.pointwise.agreement` has its own, faster pass (:func:`evalcore.pointwise.agreement.units.count_units`):
 it needs per-unit category counts, not rows.
 """
 
@@ -92,7 +92,7 @@ def _kinds(df: pd.DataFrame) -> np.ndarray:
     if bad.any():
         v = df["rater_kind"][bad].iloc[0]
         raise DataError(f"rater_kind must be '{HUMAN}' or '{JUDGE}' but is '{v}'", column="rater_kind",
-                        fix="validate the table first (evalcore.data.schema.validate)")
+                        fix="validate the table first (evalcore.data.validation.validate)")
     return (kind == HUMAN).to_numpy(dtype=bool)
 
 
@@ -206,7 +206,7 @@ def code_ratings(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), judges:
     item, item_ids = pd.factorize(df["item_id"])
     if (item < 0).any():
         raise DataError("some rows have no item_id", column="item_id",
-                        fix="validate the table first (evalcore.data.schema.validate)")
+                        fix="validate the table first (evalcore.data.validation.validate)")
     crit_code, criteria = pd.factorize(pd.Series(crit, dtype=object))
     rater, raters = pd.factorize(df["rater"].astype(str))
     raters = np.asarray(raters, dtype=object)

@@ -62,9 +62,11 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..columns import JUDGE, NOT_SEGMENTS
+from ..arguments import takes_table
+from ..columns import JUDGE, NOT_SEGMENTS, RATINGS
 from ..errors import DataError
-from ..stats import cell_rng, check_level, check_resamples, item_weights, root_seed, safe_div
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, root_seed
+from ..stats.numeric import safe_div
 from .cells import CellRatings, cell_items, cell_ratings
 from .sections import SectionTable
 
@@ -321,6 +323,7 @@ def _run(prep: CellRatings, *, units_of, section_key: str, measure: str, diff_me
 # --------------------------------------------------------------------------- public functions
 
 
+@takes_table(RATINGS)
 def self_consistency(
     ratings: pd.DataFrame,
     *,
@@ -376,6 +379,8 @@ def self_consistency(
         Confidence level of the percentile intervals.
     metric
         Level of measurement: ``interval`` (default), ``ordinal`` or ``nominal``.
+    item, rater, kind, criterion, score, sample
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -389,6 +394,19 @@ def self_consistency(
     Stureborg, Alikaniotis & Suhara (2024), "Large language models are inconsistent and biased
     evaluators", §3.4, Tables 4 and 7. Krippendorff (2011), "Computing Krippendorff's
     alpha-reliability".
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = self_consistency(ratings, n_boot=200, seed=0).query("criterion == 'OCQ'")
+    >>> print(table[["judge", "measure", "estimate", "ci_low", "ci_high"]].round(2).to_string(index=False))
+                  judge               measure  estimate  ci_low  ci_high
+                   None alpha_inter_annotator      0.60    0.49     0.72
+    gpt-4/per-criterion    alpha_inter_sample      0.78    0.71     0.85
+    gpt-4/per-criterion      alpha_difference      0.18    0.07     0.30
+      gpt-4/single-call    alpha_inter_sample       NaN     NaN      NaN
+      gpt-4/single-call      alpha_difference       NaN     NaN      NaN
     """
     n_boot, level = check_resamples(n_boot), check_level(level)
     _check_metric(metric)
@@ -411,6 +429,7 @@ def self_consistency(
                 n_boot=n_boot, level=level, seed=seed, metric=metric, extra_note=notes)
 
 
+@takes_table(RATINGS)
 def variant_agreement(
     ratings: pd.DataFrame,
     *,
@@ -452,13 +471,30 @@ def variant_agreement(
         The column holding the variant (e.g. ``prompt``, ``temperature``); see
         :func:`variant_columns`, and :func:`variants_from_rater` for variants encoded in judge
         names. Judge rows where it is missing are left out.
-    by, judges, n_boot, seed, level, metric
+    by, judges, n_boot, seed, level, metric, item, rater, kind, criterion, score, sample
         As in :func:`self_consistency`.
 
     Returns
     -------
     pandas.DataFrame
         The common layout, section ``self_consistency``; ``n`` is the number of pairable items.
+
+    Examples
+    --------
+    The sample's two GPT-4 judges are one model with two prompts (``gpt-4/single-call``,
+    ``gpt-4/per-criterion``): :func:`variants_from_rater` makes them one judge with a ``prompt`` column.
+
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = variant_agreement(variants_from_rater(ratings), variant_column="prompt", n_boot=200, seed=0)
+    >>> diff = table.query("measure == 'alpha_across_variants_difference'")
+    >>> print(diff[["judge", "criterion", "estimate", "ci_low", "ci_high"]].round(2).to_string(index=False))
+    judge criterion  estimate  ci_low  ci_high
+    gpt-4         H     -0.12   -0.52     0.25
+    gpt-4        LA     -0.12   -0.34     0.06
+    gpt-4       OCQ     -0.10   -0.28     0.07
+    gpt-4        PC     -0.00   -0.02     0.01
+    gpt-4        TQ     -0.05   -0.23     0.10
     """
     n_boot, level = check_resamples(n_boot), check_level(level)
     _check_metric(metric)

@@ -19,9 +19,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..columns import HUMANS_LABEL
+from ..arguments import takes_table
+from ..columns import HUMANS_LABEL, RATINGS
 from ..errors import DataError
-from .agreement import Units, count_units, default_by
+from .agreement.units import Units, count_units
 
 CLASSES = ("full", "partial", "none")
 
@@ -35,22 +36,26 @@ def agreement_class(counts: np.ndarray) -> np.ndarray:
     return out
 
 
+@takes_table(RATINGS)
 def class_distribution(
-    data: pd.DataFrame | Units,
+    ratings: pd.DataFrame | Units,
     *,
-    by: Sequence[str] | None = None,
+    by: Sequence[str] = (),
     judges: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Score distributions of the humans and of each judge, per group and human agreement class.
 
     Parameters
     ----------
-    data
-        A validated ratings table or its :func:`evalcore.pointwise.agreement.count_units` result.
+    ratings
+        A validated ratings table or its :func:`evalcore.pointwise.agreement.units.count_units` result.
     by
-        Grouping columns (e.g. language and criterion).
+        Grouping columns (e.g. language and criterion); empty (the default) pools every unit, every
+        criterion's scores side by side.
     judges
         Judges to include (default: all).
+    item, rater, kind, criterion, score, sample
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -59,9 +64,23 @@ def class_distribution(
         ``humans`` or a judge's name; ``share`` is the score's share within its (group,
         source, class); ``n_units`` the number of units in that (group, class). Every score
         of the scale appears, with a zero count where unused.
+
+    Examples
+    --------
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> dist = class_distribution(ratings, by=["criterion"], judges=["gpt-4/single-call"])
+    >>> top = dist.query("criterion == 'LA' and score == 2")
+    >>> print(top[["source", "agreement_class", "share", "n_units"]].round(2).to_string(index=False))
+               source agreement_class  share  n_units
+    gpt-4/single-call            full   0.94       79
+    gpt-4/single-call         partial   0.74       34
+    gpt-4/single-call            none   0.50        2
+               humans            full   0.88       79
+               humans         partial   0.34       34
+               humans            none   0.33        2
     """
-    units = data if isinstance(data, Units) else count_units(data)
-    by = default_by(units) if by is None else list(by)
+    units = ratings if isinstance(ratings, Units) else count_units(ratings)
+    by = list(by)
     units.check_by(by)
     chosen = list(units.judges) if judges is None else list(judges)
     bad = [j for j in chosen if j not in units.judges]

@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..columns import HUMANS_LABEL
+from ..arguments import takes_table
+from ..columns import HUMANS_LABEL, RATINGS
 from ..errors import DataError, varying_within_item
-from ..stats import (
-    SPARSE_NOTE, cell_rng, check_level, check_resamples, codes, item_weights, join_notes, percentile_interval,
-    root_seed, safe_div, zero_div,
-)
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, percentile_interval, root_seed
+from ..stats.numeric import codes, join_notes, safe_div, zero_div
+from ..stats.results import SPARSE_NOTE
 from ..stats.kendall import tau_b
 from .coding import CodedRatings, code_ratings
 from .sections import BiasNotApplicable, SectionTable
@@ -267,6 +267,7 @@ class _Cell:
         return f"not defined: every {who} rating is at the top score ({self.top:g})"
 
 
+@takes_table(RATINGS, "text")
 def familiarity(
     ratings: pd.DataFrame,
     *,
@@ -333,6 +334,8 @@ def familiarity(
         else the proxy. ``'proxy'`` forces :func:`perplexity_proxy` on the ``text`` column;
         rows then say so in ``note`` (:data:`PROXY_LABEL`). Any monotone transform (e.g. log
         perplexity) gives the same taus.
+    item, rater, kind, criterion, score, sample, text
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -346,6 +349,24 @@ def familiarity(
     DataError
         No perplexity or text (:class:`BiasNotApplicable`), an unknown judge, a perplexity
         or segment that varies within an item, non-numeric scores.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = familiarity(ratings, n_boot=200, seed=0)
+    >>> tau = table.query("measure == 'tau_difference' and criterion == 'OCQ'")
+    >>> print(tau[["judge", "estimate", "ci_low", "ci_high", "flagged"]].round(2).to_string(index=False))
+                  judge  estimate  ci_low  ci_high  flagged
+    gpt-4/per-criterion     -0.23   -0.34    -0.14     True
+      gpt-4/single-call      0.04   -0.09     0.18    False
+
+    A table whose columns have other names, named by the column arguments, gives the same result:
+
+    >>> mine = ratings.rename(columns={"item_id": "doc", "rater_kind": "who", "perplexity": "ppl"})
+    >>> again = familiarity(mine, item="doc", kind="who", perplexity="ppl", n_boot=200, seed=0)
+    >>> again["estimate"].equals(table["estimate"])
+    True
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
     prep = code_ratings(ratings, by=by, judges=judges)
@@ -399,6 +420,7 @@ def _differences(table: SectionTable, cell: _Cell, name: str, crit: str, gkey: t
     table.row(name, crit, gkey, "gap_difference", gj - gh, nb, undefined=w_gap, note=extra)
 
 
+@takes_table(RATINGS, "text")
 def perplexity_by_score(
     ratings: pd.DataFrame,
     *,
@@ -420,7 +442,7 @@ def perplexity_by_score(
 
     Parameters
     ----------
-    ratings, by, judges, n_boot, seed, level, perplexity
+    ratings, by, judges, n_boot, seed, level, perplexity, item, rater, kind, criterion, score, sample, text
         As in :func:`familiarity`.
     max_levels
         A source with more distinct scores than this on a criterion (e.g. averaged or
@@ -433,6 +455,23 @@ def perplexity_by_score(
         Columns ``criterion, *by, source, score, mean_perplexity, ci_low, ci_high, n, note``;
         ``source`` is ``'humans'`` or the judge's name, ``n`` the number of ratings with that
         score; ``note`` carries :data:`PROXY_LABEL` when the perplexity is a proxy.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = perplexity_by_score(ratings, n_boot=200, seed=0).query("criterion == 'OCQ'")
+    >>> print(table[["source", "score", "mean_perplexity", "n"]].round(1).to_string(index=False))
+                 source  score  mean_perplexity   n
+                 humans    0.0             20.7  43
+                 humans    1.0             23.2  86
+                 humans    2.0             22.4 214
+    gpt-4/per-criterion    0.0             29.2   9
+    gpt-4/per-criterion    1.0             27.6  23
+    gpt-4/per-criterion    2.0             20.3  88
+      gpt-4/single-call    0.0             20.8   4
+      gpt-4/single-call    1.0             20.6  24
+      gpt-4/single-call    2.0             22.9  92
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
     prep = code_ratings(ratings, by=by, judges=judges)

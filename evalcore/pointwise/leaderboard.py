@@ -25,8 +25,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
+from ..columns import RATINGS
 from ..errors import DataError
-from ..stats import check_level, check_resamples, percentile_interval, root_seed
+from ..stats.bootstrap import check_level, check_resamples, percentile_interval, root_seed
 from .meta import LevelResult, MetaCell, MetaData, cell_weights, level_of, level_values, meta_data
 
 __all__ = ["LEADERBOARD_COLUMNS", "judge_leaderboard"]
@@ -111,6 +113,7 @@ def _n_items(cell: MetaCell, judge: str, level: str, has_system: bool) -> int:
     return int(both.sum())
 
 
+@takes_table(RATINGS, "system", "input")
 def judge_leaderboard(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), judges: Sequence[str] | None = None,
                       measures: str | Sequence[str] = ("kendall_tau", "kendall_tau_system"), n_boot: int = 1000,
                       seed: int | np.random.Generator = 0, level: float = 0.95) -> pd.DataFrame:
@@ -131,6 +134,8 @@ def judge_leaderboard(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), ju
     n_boot, seed, level
         Bootstrap resamples (the same for every judge of a group; 0: no interval), the seed, the
         confidence level of the intervals.
+    item, rater, kind, criterion, score, sample, system, input
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------

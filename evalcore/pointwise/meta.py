@@ -48,12 +48,14 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..columns import HUMAN
+from ..arguments import takes_table
+from ..columns import HUMAN, RATINGS
 from ..errors import DataError
-from ..stats import (
-    ResultTable, cell_rng, check_level, check_resamples, item_weights, join_notes, percentile_interval, root_seed,
-    safe_div, spearman_rho, tau_b,
-)
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, percentile_interval, root_seed
+from ..stats.kendall import tau_b
+from ..stats.numeric import join_notes, safe_div
+from ..stats.results import ResultTable
+from ..stats.spearman import spearman_rho
 from .coding import check_by
 
 __all__ = ["INPUT_MEASURES", "ITEM_MEASURES", "LEVELS", "META_MEASURES", "SYSTEM_MEASURES", "LevelResult", "MetaCell",
@@ -388,6 +390,7 @@ def level_values(data: MetaData, cell: MetaCell, judge: str, W: np.ndarray, leve
     raise DataError(f"unknown level '{level}'", fix="use 'item', 'system' or 'input'")
 
 
+@takes_table(RATINGS, "system", "input")
 def meta_correlations(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), judges: Sequence[str] | None = None,
                       n_boot: int = 1000, seed: int | np.random.Generator = 0, level: float = 0.95) -> pd.DataFrame:
     """System- and input-level correlation of each judge with the humans, per group, with bootstrap intervals.
@@ -404,6 +407,8 @@ def meta_correlations(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), ju
     n_boot, seed, level
         Bootstrap resamples of inputs (items without ``input_id``; 0: no interval), the seed of the
         per-group streams (the same for every judge of a group), the confidence level.
+    item, rater, kind, criterion, score, sample, system, input
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -421,6 +426,12 @@ def meta_correlations(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), ju
     >>> res = meta_correlations(t, n_boot=0)
     >>> res[["measure", "estimate", "n", "n_systems"]].values.tolist()[:2]
     [['kendall_tau_system', 1.0, 4, 3], ['spearman_rho_system', 1.0, 4, 3]]
+
+    The same table with its own column names:
+
+    >>> mine = t.rename(columns={"system": "model", "input_id": "prompt"})
+    >>> meta_correlations(mine, system="model", input="prompt", n_boot=0)["estimate"].equals(res["estimate"])
+    True
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
     data = meta_data(ratings, by=by, judges=judges)
@@ -441,6 +452,7 @@ def meta_correlations(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), ju
     return out
 
 
+@takes_table(RATINGS, "system", "input")
 def system_means(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), judges: Sequence[str] | None = None,
                  n_boot: int = 1000, seed: int | np.random.Generator = 0, level: float = 0.95) -> pd.DataFrame:
     r"""Each system's mean human score and mean judge score, on the items both scored, per group and judge.
@@ -449,6 +461,11 @@ def system_means(ratings: pd.DataFrame, *, by: str | Sequence[str] = (), judges:
     system s, :math:`\bar H_s = \text{mean}_{i \in s} h_i` (h the mean human score of item i) and
     :math:`\bar J_s` the same of the judge's score, over the items of s that both scored. Intervals resample
     inputs (items without ``input_id``) with the same per-group streams as :func:`meta_correlations`.
+
+    Parameters
+    ----------
+    ratings, by, judges, n_boot, seed, level, item, rater, kind, criterion, score, sample, system, input
+        As in :func:`meta_correlations`.
 
     Returns
     -------

@@ -44,12 +44,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..columns import HUMAN, JUDGE
+from ..arguments import takes_table
+from ..columns import HUMAN, JUDGE, RATINGS
 from ..errors import DataError, varying_within_item
-from ..stats import (
-    SPARSE_NOTE, cell_rng, check_level, check_resamples, codes, join_notes, percentile_interval, resample_counts,
-    root_seed, safe_div,
-)
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, percentile_interval, resample_counts, root_seed
+from ..stats.numeric import codes, join_notes, safe_div
+from ..stats.results import SPARSE_NOTE
 
 MEASURES = ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic", "percent_agreement")
 #: The columns after ``criterion`` and the ``by`` columns.
@@ -240,13 +240,14 @@ def _pair_keys(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, inv
 
 
+@takes_table(RATINGS)
 def rater_pair_matrix(
     ratings: pd.DataFrame,
     *,
     by: Sequence[str] = (),
     judges: Sequence[str] | None = None,
     n_boot: int = 0,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Cohen's kappa (plain, linear, quadratic) and percent agreement of every pair of raters.
@@ -259,7 +260,8 @@ def rater_pair_matrix(
     ----------
     ratings
         A validated ratings table (``item_id, rater, rater_kind, criterion, score``, optionally
-        ``sample``: the first sample of each rating is used, as in :func:`evalcore.pointwise.agreement.agreement`).
+        ``sample``: the first sample of each rating is used, as in
+        :func:`evalcore.pointwise.agreement.table.agreement`).
     by
         Per-item columns to group by besides ``criterion`` (e.g. ``language``); empty by default.
     judges
@@ -267,9 +269,12 @@ def rater_pair_matrix(
     n_boot
         Bootstrap resamples of each pair's units; 0 (the default) gives no intervals (NaN, and a note).
     seed
-        Seed of the resampling; the same inputs give the same numbers.
+        Seed of the resampling (a whole number or a ``numpy.random.Generator``); the same inputs give the
+        same numbers.
     level
         Confidence level of the percentile intervals.
+    item, rater, kind, criterion, score, sample
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------

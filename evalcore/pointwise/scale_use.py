@@ -1,4 +1,4 @@
-"""Score distributions and the use of the scale, judge against humans (issue 4, part 2).
+"""Score distributions and the use of the scale, judge against humans.
 
 Three questions, each with an item bootstrap behind every interval:
 
@@ -63,8 +63,10 @@ import pandas as pd
 from scipy import sparse
 from scipy.special import entr
 
-from ..columns import HUMANS_LABEL
-from ..stats import cell_rng, check_level, check_resamples, item_weights, root_seed, safe_div
+from ..arguments import takes_table
+from ..columns import HUMANS_LABEL, RATINGS
+from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, root_seed
+from ..stats.numeric import safe_div
 from .cells import CellRatings, cell_items, cell_ratings
 from .sections import SectionTable
 
@@ -159,6 +161,7 @@ def stray_scores(ratings: pd.DataFrame) -> dict[str, str]:
 # --------------------------------------------------------------------------- score frequencies
 
 
+@takes_table(RATINGS)
 def score_frequencies(
     ratings: pd.DataFrame,
     *,
@@ -180,6 +183,8 @@ def score_frequencies(
         a grouping.
     judges
         Judges to include (default: all).
+    item, rater, kind, criterion, score, sample
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -189,6 +194,20 @@ def score_frequencies(
         (criterion, group, source). Every score given on the criterion by anyone appears for
         every source, with a zero count where unused, so that bars line up. Every sample of a
         judge counts; a human counts once per item.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> freq = score_frequencies(ratings, judges=["gpt-4/single-call"])
+    >>> print(freq.query("criterion == 'LA'").round(2).to_string(index=False))
+    criterion            source  score  count  share
+           LA            humans    0.0     39   0.11
+           LA            humans    1.0     61   0.18
+           LA            humans    2.0    243   0.71
+           LA gpt-4/single-call    0.0      5   0.04
+           LA gpt-4/single-call    1.0     11   0.09
+           LA gpt-4/single-call    2.0    104   0.87
     """
     prep = cell_ratings(ratings, by=by, judges=judges)
     by = prep.by
@@ -225,6 +244,7 @@ def score_frequencies(
 # --------------------------------------------------------------------------- scale use
 
 
+@takes_table(RATINGS)
 def scale_use(
     ratings: pd.DataFrame,
     *,
@@ -288,6 +308,8 @@ def scale_use(
     scale
         ``{criterion: (lowest, top)}`` to override the scale read from the data (the lowest and
         highest score any rater gave). Scores outside it raise :class:`DataError`.
+    item, rater, kind, criterion, score, sample
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -307,6 +329,17 @@ def scale_use(
     Stureborg, Alikaniotis & Suhara (2024), "Large language models are inconsistent and biased
     evaluators", §3.2 and Fig. 3. Hada et al. (2024), "Are large language model-based evaluators
     the solution to scaling up multilingual evaluation?", §4.2 and Figs. 6-7.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = scale_use(ratings, n_boot=200, seed=0)
+    >>> shift = table.query("measure == 'mean_shift' and criterion == 'LA'")
+    >>> print(shift[["judge", "estimate", "ci_low", "ci_high", "flagged"]].round(2).to_string(index=False))
+                  judge  estimate  ci_low  ci_high  flagged
+    gpt-4/per-criterion      0.11    0.04     0.19     True
+      gpt-4/single-call      0.23    0.16     0.31     True
     """
     n_boot, level = check_resamples(n_boot), check_level(level)
     prep = cell_ratings(ratings, by=by, judges=judges, scale=scale)
@@ -482,6 +515,7 @@ def round_excess(pmf: Sequence[float] | np.ndarray, *, lowest: int, base: int = 
     return float(p @ c / (p @ _inner(len(p))))
 
 
+@takes_table(RATINGS)
 def round_number_bias(
     ratings: pd.DataFrame,
     *,
@@ -555,6 +589,8 @@ def round_number_bias(
         (e.g. ``{"overall": (1, 100)}``): the grid and the excluded endpoints depend on it.
     min_levels
         Smallest number of whole-number values for a scale to count as wide.
+    item, rater, kind, criterion, score, sample
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
     Returns
     -------
@@ -566,6 +602,15 @@ def round_number_bias(
     ----------
     Stureborg et al. (2024), §3.2 and Fig. 3; Thomas & Morwitz (2009) and Honda et al. (2022)
     on round-number bias in human numerical judgments.
+
+    Examples
+    --------
+    The sample's scales are too narrow, and every row says so:
+
+    >>> import pandas as pd
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> print(round_number_bias(ratings, n_boot=0)["note"].iloc[0][:61])
+    not defined: the scale of 'H' (0-1) has 2 whole-number values
     """
     n_boot, level = check_resamples(n_boot), check_level(level)
     prep = cell_ratings(ratings, by=by, judges=judges, scale=scale)

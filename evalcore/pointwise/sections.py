@@ -11,6 +11,37 @@ Every summary function of :mod:`evalcore.pointwise.familiarity`, :mod:`evalcore.
 layout :data:`RESULT_COLUMNS`, built with :class:`SectionTable` (the one result table of
 :mod:`evalcore.stats` with ``section`` and ``criterion`` in front), and
 :func:`evalcore.pointwise.bias_report.bias_report` puts them together.
+
+Conventions shared by the summary functions (familiarity, anchoring, scale use, consistency)
+--------------------------------------------------------------------------------------------
+* Input: a validated canonical ratings table (:func:`evalcore.pointwise.coding.code_ratings`).
+  Where a rater judged an item several times (``sample``), only the first sample (the
+  smallest ``sample`` value) is used.
+* Output: a tidy DataFrame with columns ``section, judge, criterion, *by, measure,
+  estimate, ci_low, ci_high, n, test, p_value, q_value, flagged, opposite, note``
+  (:data:`RESULT_COLUMNS`). ``judge`` is
+  ``None`` on rows describing the humans (the reference); ``criterion`` is ``None`` where
+  a row is not about one criterion. ``note`` says why a value is not defined (never a
+  silent NaN) and carries caveats such as "perplexity is a proxy".
+* ``n`` is the number of *items* the estimate uses (the resampling unit).
+* Intervals: percentile bootstrap at ``level`` (default 95%) over **items** (item ids are
+  resampled with replacement; an item carries all its ratings, by every rater and on every
+  criterion). The same resamples are used for the humans and every judge within one cell,
+  so differences are paired. Resampling is vectorised: per cell the ``n_boot`` resamples are
+  one multinomial item-count matrix ``W`` (:func:`evalcore.stats.item_weights`; resamples x
+  items, row r says how often each item was drawn), and every statistic is computed from
+  per-item sufficient statistics weighted by ``W``. ``n_boot=0`` gives no intervals (and no
+  flags). A cell's random stream is :func:`evalcore.stats.cell_rng` of the seed and the cell,
+  so a cell's interval does not depend on which other cells exist.
+* Tests (:data:`evalcore.pointwise.sections.TESTS`): only the rows of a judge whose measure is in :data:`TESTS` are tests, each in the direction that means harm: ``tau_difference`` "less" (the judge
+  favours low-perplexity text more than humans do), ``r_difference`` "greater" (its criteria
+  correlate more than the humans'), ``agreement_position_slope`` "less" (agreement falls with
+  position). Each has a bootstrap p-value in that direction (:func:`evalcore.stats.z_p_value`),
+  a Benjamini-Hochberg q-value across the table's tests (across the whole report in
+  :func:`evalcore.pointwise.bias_report.bias_report`), and is ``flagged`` when q <= 0.05
+  (:func:`evalcore.stats.apply_fdr`); significant in the other direction, it is marked
+  ``opposite``, never flagged. Columns ``test, p_value, q_value, flagged, opposite`` stand
+  between ``n`` and ``note``.
 """
 
 from __future__ import annotations
@@ -18,8 +49,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import DataError, NotApplicable
-from ..stats import RESULT_COLUMNS as _CONTRACT
-from ..stats import Alternative, ResultTable
+from ..stats.results import RESULT_COLUMNS as _CONTRACT
+from ..stats.bootstrap import Alternative
+from ..stats.results import ResultTable
 
 #: The layout of every table of the bias report: ``section, judge, criterion``, the caller's ``by``
 #: columns, then the columns of the result contract (:data:`evalcore.stats.RESULT_COLUMNS`).

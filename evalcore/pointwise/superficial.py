@@ -27,12 +27,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
+from ..columns import JUDGE, RATINGS
 from ..errors import DataError
 from ..pairwise.superficial import alpha_grid, cv_records, min_max
-from ..stats import cell_rng, item_weights, percentile_interval, root_seed, spearman_rho, tau_b
+from ..stats.bootstrap import cell_rng, item_weights, percentile_interval, root_seed
+from ..stats.kendall import tau_b
+from ..stats.spearman import spearman_rho
 
 __all__ = ["PointwiseCV", "PointwiseSuperficialData", "correlation_curve", "correlation_table", "cross_validated_alpha",
-           "pointwise_data", "q_options"]
+           "pointwise_data", "q_options", "superficial_correlation"]
 
 _DEFAULT_ALPHAS = tuple(alpha_grid())
 MEASURES = ("kendall_tau", "spearman_rho")
@@ -236,6 +240,62 @@ def correlation_table(data: PointwiseSuperficialData, *, alphas: Sequence[float]
                            held=("kendall_tau_cv", cv.tau_cv, cv.ci_low, cv.ci_high,
                                  f"held-out Kendall tau, mean over {folds} folds; raw {cv.tau_raw:.3f}"))
     return pd.concat([curve, pd.DataFrame(rows)], ignore_index=True)
+
+
+@takes_table(RATINGS, "text")
+def superficial_correlation(ratings: pd.DataFrame, *, by: Sequence[str] = (), judges: Sequence[str] | None = None,
+                            q: str = "length", alphas: Sequence[float] = _DEFAULT_ALPHAS, folds: int = 5,
+                            n_boot: int = 1000, seed: int | np.random.Generator = 0,
+                            level: float = 0.95) -> pd.DataFrame:
+    """Superficial-quality subtraction for every judge of a ratings table: :func:`correlation_table` of each.
+
+    Parameters
+    ----------
+    ratings
+        A validated ratings table.
+    by
+        Per-item columns to group by besides ``criterion`` (always a group).
+    judges
+        The judges whose scores are corrected (default: every judge, in name order).
+    q
+        The superficial quality Q: ``"length"``, ``"words"``, ``"rater:NAME"`` or a numeric per-item column
+        (:func:`q_options` lists a table's).
+    alphas
+        The weights of Q to try (0 to 1 by 0.05).
+    folds
+        Folds of the cross-validated alpha.
+    n_boot, seed, level
+        Item-bootstrap resamples, their seed (a whole number or a ``numpy.random.Generator``), the
+        confidence level of the intervals.
+    item, rater, kind, criterion, score, sample, text
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every judge's :func:`correlation_table`, one after the other: ``judge, criterion, *by, alpha,
+        measure, estimate, ci_low, ci_high, n, change, change_ci_low, change_ci_high, note``, the curve's
+        rows (``kendall_tau``, ``spearman_rho``), then per group ``alpha_cv`` and ``kendall_tau_cv``.
+
+    Examples
+    --------
+    >>> ratings = pd.read_csv("sample_data/ratings_multilingual.csv").query("language == 'English'")
+    >>> table = superficial_correlation(ratings, judges=["gpt-4/per-criterion"], q="perplexity", alphas=[0, 0.5],
+    ...                                 folds=3, n_boot=100, seed=0)
+    >>> tau = table.query("measure == 'kendall_tau' and criterion == 'OCQ'")
+    >>> print(tau[["alpha", "estimate", "change", "change_ci_low", "change_ci_high"]].round(2).to_string(index=False))
+     alpha  estimate  change  change_ci_low  change_ci_high
+       0.0      0.59     0.0           0.00            0.00
+       0.5      0.39    -0.2          -0.27           -0.14
+    """
+    if judges is None:
+        judges = sorted(ratings.loc[ratings["rater_kind"] == JUDGE, "rater"].astype(str).unique())
+    seed = root_seed(seed)  # every judge's table from the same root, as the page computes one judge at a time
+    frames = [correlation_table(pointwise_data(ratings, judge=j, q=q, by=by), alphas=alphas, folds=folds,
+                                n_boot=n_boot, seed=seed, level=level) for j in judges]
+    if not frames:
+        raise DataError("the table has no judge", fix="mark the judges' rows with rater_kind 'judge'")
+    return pd.concat(frames, ignore_index=True)
 
 
 def q_options(ratings: pd.DataFrame, *, judge: str | None = None) -> list[str]:

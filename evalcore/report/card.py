@@ -4,7 +4,7 @@ The card holds no statistics of its own. :func:`run_audit` calls evalcore's anal
 (everything the data supports, with one seed and one number of resamples) and keeps their result
 tables in an :class:`Audit`; :func:`report_card` reads them:
 
-* **ratings**: the ``pairwise_agreement_gap`` rows of :func:`evalcore.pointwise.agreement.agreement`
+* **ratings**: the ``pairwise_agreement_gap`` rows of :func:`evalcore.pointwise.agreement.table.agreement`
   grouped by the card's grouping (``language`` when the table has it, else none beyond the
   criteria), and the flagged rows and mitigations of :func:`evalcore.pointwise.bias_report.bias_report`
   (:mod:`evalcore.pointwise.recommend`, Stureborg et al. 2024 Table 6; Hada et al. 2024 §6);
@@ -131,7 +131,7 @@ class Audit:
     group
         The card's grouping columns (``("language",)`` or empty).
     cells
-        The grouping of the agreement table (:func:`evalcore.pointwise.agreement.default_by`).
+        The grouping of the agreement table (:func:`evalcore.pointwise.agreement.groups.default_by`).
     n_boot, seed
         Resamples and seed of every analysis.
     results
@@ -177,11 +177,13 @@ def _timed(seconds: dict, name: str, run):
 def _ratings_audit(frame: pd.DataFrame, *, n_boot: int, seed: int, out: dict, skipped: dict,
                    seconds: dict) -> tuple[str, ...]:
     """Agreement (cells and the card's grouping) and the bias report; returns the cells' grouping."""
-    from ..data import schema
-    from ..pointwise.agreement import agreement, count_units, default_by
+    from ..data.summary import unlocks
+    from ..pointwise.agreement.groups import default_by
+    from ..pointwise.agreement.table import agreement
+    from ..pointwise.agreement.units import count_units
     from ..pointwise.bias_report import bias_report
 
-    av = schema.analyses(frame, table="ratings").set_index("analysis")
+    av = unlocks(frame, table="ratings").set_index("analysis")
     group = card_group(frame)
     units = count_units(frame)
     cells = tuple(default_by(units))
@@ -193,7 +195,7 @@ def _ratings_audit(frame: pd.DataFrame, *, n_boot: int, seed: int, out: dict, sk
     else:
         skipped["agreement"] = av.loc["agreement_judge", "missing"]
     if av.loc["score_distribution", "available"]:
-        out["bias"] = _timed(seconds, "bias", lambda: bias_report(frame, by=group, n_boot=n_boot, seed=seed).records)
+        out["bias"] = _timed(seconds, "bias", lambda: bias_report(frame, by=group, n_boot=n_boot, seed=seed))
     else:
         skipped["bias"] = av.loc["score_distribution", "missing"]
     _meta_audit(frame, av, group=group, n_boot=n_boot, seed=seed, out=out, skipped=skipped, seconds=seconds)
@@ -231,7 +233,7 @@ def _meta_audit(frame: pd.DataFrame, av: pd.DataFrame, *, group: tuple[str, ...]
 def _superficial(frame: pd.DataFrame, *, n_boot: int, seed: int) -> pd.DataFrame:
     """:func:`evalcore.pairwise.superficial.superficial_table` of every judge that scores both outputs."""
     from ..pairwise import superficial as sp
-    from .tables import scoring_judges
+    from .views.superficial_quality import scoring_judges
 
     judges = sorted(frame.loc[frame["rater_kind"] == "judge", "rater"].astype(str).unique())
     q = "superficial" if {"superficial_a", "superficial_b"} <= set(frame.columns) else "length"
@@ -244,12 +246,12 @@ def _superficial(frame: pd.DataFrame, *, n_boot: int, seed: int) -> pd.DataFrame
 def _comparisons_audit(frame: pd.DataFrame, *, n_boot: int, seed: int, out: dict, skipped: dict,
                        seconds: dict) -> tuple:
     """Judge accuracy, position bias, superficial quality and BWRS win rates, where the data supports them."""
-    from ..data import schema
+    from ..data.summary import unlocks
     from ..pairwise.accuracy import judge_accuracy
     from ..pairwise.position import METHODS, position_report
     from ..pairwise.winrate import estimate_all, results_frame
 
-    av = schema.analyses(frame, table="comparisons").set_index("analysis")
+    av = unlocks(frame, table="comparisons").set_index("analysis")
     steps = {
         "accuracy": ("superficial", lambda: judge_accuracy(frame, n_boot=n_boot, seed=seed)),
         "position": ("position_bias", lambda: position_report(
@@ -571,7 +573,7 @@ def _accuracy_clause(acc: pd.DataFrame | None, judge: str) -> str:
 
 def _position_clauses(rep: pd.DataFrame | None, judge: str) -> tuple[list, list, list]:
     """Consistency across orders (described) and first-position preference (flagged or not), per method."""
-    from .plots import METHOD_NAMES
+    from .display import METHOD_NAMES
 
     if rep is None or rep.empty:
         return [], [], []
@@ -605,7 +607,7 @@ def _position_clauses(rep: pd.DataFrame | None, judge: str) -> tuple[list, list,
 def _superficial_clauses(table: pd.DataFrame | None, judge: str) -> tuple[list, list, list]:
     """Where subtracting superficial quality at :data:`SUPERFICIAL_ALPHA` changes accuracy with a 95% interval
     excluding 0 (never a flag)."""
-    from .tables import superficial_at
+    from .views.superficial_quality import superficial_at
 
     if table is None or table.empty:
         return [], [], []

@@ -1,6 +1,6 @@
 """The self-contained HTML report: one file that opens offline and holds the whole audit.
 
-Sections, in order: what the data is (:func:`evalcore.data.schema.summarize`); the judge report card
+Sections, in order: what the data is (:func:`evalcore.data.summary.summarize`); the judge report card
 (:mod:`evalcore.report.card`); every analysis the data supports, as figures (:mod:`evalcore.report.plots`)
 with their numbers printed in tables ("0.850 [0.820, 0.880]" cells and an ``n`` column); the parameters
 and the CLI command that reproduces each section's numbers.
@@ -26,10 +26,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..arguments import takes_table
 from ..text import plot_text
 from .card import SUPERFICIAL_ALPHA, WINRATE_PRIOR, Audit, ReportCard, report_card, run_audit
 
-__all__ = ["Report", "build_report", "render", "write_report"]
+__all__ = ["Report", "build_report", "html_report", "render", "write_report"]
 
 #: How the report names the code names it prints.
 MEASURE_NAMES = {
@@ -125,16 +126,16 @@ def figure_html(fig, *, x_title: str = "", y_title: str = "") -> str:
 
 
 def _summary_section(ing, audit: Audit) -> str:
-    from ..data import schema
+    from ..data.summary import summarize, unlocks
 
-    s = schema.summarize(ing.frame, table=ing.table)
+    s = summarize(ing.frame, table=ing.table)
     rows = [("table", s.table), ("source", ing.source), ("rows", f"{s.rows:,}"), ("items", f"{s.items:,}"),
             ("human raters", f"{s.human_raters} (up to {s.max_humans_per_item} per item)"), ("judges", s.judges),
             ("languages", ", ".join(s.languages) or "-"), ("criteria", ", ".join(s.criteria) or "-"),
             ("tasks", ", ".join(s.tasks) or "-")]
     if s.systems:
         rows.append(("systems", ", ".join(s.systems)))
-    av = schema.analyses(ing.frame, table=ing.table)
+    av = unlocks(ing.frame, table=ing.table)
     av = av[av["table"] == ing.table]
     shown = pd.DataFrame({"analysis": av["title"], "supported": av["available"].map({True: "yes", False: "no"}),
                           "would need": av["missing"]})
@@ -150,9 +151,9 @@ def _summary_section(ing, audit: Audit) -> str:
 
 def _one_line(ing) -> str:
     """What the data is, in one sentence above the report card (the table is section 2)."""
-    from ..data import schema
+    from ..data.summary import summarize
 
-    s = schema.summarize(ing.frame, table=ing.table)
+    s = summarize(ing.frame, table=ing.table)
     what = "ratings" if s.table == "ratings" else "pairwise verdicts"
     parts = [f"{s.rows:,} {what} of {s.items:,} items by {s.human_raters} human(s) and {s.judges} judge(s)"]
     for one, many, values in (("language", "languages", s.languages), ("criterion", "criteria", s.criteria),
@@ -222,7 +223,7 @@ AGREEMENT_COLUMNS = {"percent_agreement": "percent agreement", "cohen_kappa": "C
 def agreement_table(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """One row per group and rater (humans or a judge): the chosen measures as "est [lo, hi]" cells, n items,
     and ``flagged`` (the gap's flag and q-value)."""
-    from .tables import with_humans_named
+    from .views.common import with_humans_named
 
     rows = with_humans_named(table[table["measure"].isin(list(AGREEMENT_COLUMNS))], label="humans")
     flag = np.where(rows["flagged"], "▼ flagged, q " + rows["q_value"].map(_q), "")
@@ -354,7 +355,7 @@ def _board_reading(board: pd.DataFrame) -> str:
             + _names_list([f"{r['judge']} ({cell(r['estimate'], r['ci_low'], r['ci_high'])})"
                            for _, r in top.iterrows()]) + ".")
     if close:
-        text += (f" Not clearly worse (the paired 95% interval of the difference reaches 0): "
+        text += (" Not clearly worse (the paired 95% interval of the difference reaches 0): "
                  + (", ".join(close[:8]) + (f" and {len(close) - 8} more" if len(close) > 8 else "")) + ".")
     if worse:
         text += f" Clearly worse: {len(worse)} judge{'s' if len(worse) != 1 else ''}."
@@ -378,7 +379,7 @@ META_SHOWN = ("kendall_tau_system", "pearson_r_system", "kendall_tau_input")
 def _judges_section(audit: Audit, ctx: _Ctx) -> str:
     """Which judge to use: the leaderboard per group and measure, and the system- (and input-) level table."""
     from .plots import leaderboard_figure
-    from .tables import meta_view
+    from .views.agreement import meta_view
 
     parts = ["<h3 id='judges'>Which judge to use</h3>"]
     board, meta = audit.results.get("leaderboard"), audit.results.get("meta")
@@ -450,7 +451,7 @@ def _accuracy_section(audit: Audit, ctx: _Ctx) -> str:
 
 def _position_section(audit: Audit, ctx: _Ctx) -> str:
     from .plots import position_figure
-    from .tables import before_after, position_rows
+    from .views.position_bias import before_after, position_rows
 
     rep = audit.results["position"]
     rows = position_rows(rep, by=[])
@@ -470,7 +471,7 @@ def _position_section(audit: Audit, ctx: _Ctx) -> str:
 
 def _superficial_section(audit: Audit, ctx: _Ctx) -> str:
     from .plots import alpha_curve_figure
-    from .tables import superficial_at, superficial_curve, superficial_reading, superficial_shown
+    from .views.superficial_quality import superficial_at, superficial_curve, superficial_reading, superficial_shown
 
     table = audit.results["superficial"]
     by = [c for c in ("subset",) if c in table.columns and table[c].notna().any()]
@@ -521,7 +522,7 @@ _SECTIONS = {"agreement": ("Agreement with humans", _agreement_section), "bias":
              "winrate": ("Calibrated win rates", _winrate_section)}
 
 
-#: Analyses of :func:`evalcore.data.schema.analyses` the report shows; the others are named with where to find them.
+#: Analyses of :func:`evalcore.data.summary.unlocks` the report shows; the others are named with where to find them.
 COVERED = {"agreement_humans", "agreement_judge", "by_language", "score_distribution", "familiarity", "anchoring",
            "anchoring_position", "self_consistency", "win_rate", "superficial", "position_bias", "calibraeval",
            "meta_system", "meta_input", "leaderboard"}
@@ -531,9 +532,9 @@ ELSEWHERE = {"class_distribution": "the app's Agreement page",
 
 
 def _not_covered(ing) -> str:
-    from ..data import schema
+    from ..data.summary import unlocks
 
-    av = schema.analyses(ing.frame, table=ing.table)
+    av = unlocks(ing.frame, table=ing.table)
     rest = av[av["available"] & ~av["analysis"].isin(list(COVERED))]
     return "".join(f"<p class='muted'>Also supported by this table, not in this report: {_esc(r.title)} "
                    f"({_esc(ELSEWHERE.get(r.analysis, 'see the app'))}).</p>" for r in rest.itertuples())
@@ -658,3 +659,53 @@ def write_report(ing, path: str | Path, *, n_boot: int = 1000, seed: int = 0,
     rep = build_report(ing, n_boot=n_boot, seed=seed, inputs=inputs, name=name)
     Path(path).write_text(rep.html, encoding="utf-8")
     return rep
+
+
+#: What the commands printed in a report of a table (not a file) read: the table saved under this name.
+TABLE_FILE = "table.csv"
+
+
+@takes_table(None)
+def html_report(table: pd.DataFrame, *, path: str | Path | None = None, n_boot: int = 1000,
+                seed: int | np.random.Generator = 0, name: str | None = None) -> str:
+    """The self-contained HTML report of a ratings or a comparisons table, for a notebook.
+
+    Parameters
+    ----------
+    table
+        A validated ratings or comparisons table (:func:`evalcore.data.ingest.read`); which one is told by
+        its columns.
+    path
+        Where to write the report (UTF-8); None, the default, writes nothing.
+    n_boot, seed
+        Bootstrap resamples over items for every analysis (0: point estimates only) and their seed (a whole
+        number or a ``numpy.random.Generator``).
+    name
+        The dataset's name in the report's title (default ``"table"``).
+    item, rater, kind, criterion, score, sample, winner, system_a, system_b
+        The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
+
+    Returns
+    -------
+    str
+        The HTML document (:func:`build_report`). Its reproducing commands read the table saved as
+        :data:`TABLE_FILE` (``table.to_csv("table.csv", index=False)``).
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"item_id": [1, 1, 1, 2, 2, 2, 3, 3, 3], "rater": ["h1", "h2", "gpt"] * 3,
+    ...                       "rater_kind": ["human", "human", "judge"] * 3, "criterion": "overall",
+    ...                       "score": [1, 1, 2, 2, 2, 2, 3, 2, 3]})
+    >>> page = html_report(table, n_boot=0)
+    >>> page.startswith("<!DOCTYPE html>"), "evalcore report: table" in page
+    (True, True)
+    """
+    from ..data.ingest import Ingested
+    from ..data.mapping import detect_table
+
+    kind = detect_table(table.columns)
+    ing = Ingested(table=kind, frame=table, source=name or "table")
+    text = build_report(ing, n_boot=n_boot, seed=seed, inputs=[TABLE_FILE], name=name or "table").html
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text

@@ -17,8 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from ..text import plot_text
-from .tables import HUMANS  # noqa: F401  (the humans' name in what a page shows; re-exported)
-from .tables import fmt_number
+from .display import METHOD_LABEL, METHOD_NAMES, POSITION_LABELS, fmt_number
 
 RATES = {"percent_agreement", "full_agreement", "pairwise_agreement", "weighted_f1"}
 PALETTE = px.colors.qualitative.Safe
@@ -464,7 +463,6 @@ def conditional_figure(table: pd.DataFrame) -> go.Figure:
 # --------------------------------------------------------------------------- win rates
 
 WINRATE_COLORS = {"ds": PALETTE[0], "bwrs": PALETTE[1], "observed": "#7f7f7f", "human": "#1f2430"}
-METHOD_LABEL = {"ds": "Dawid-Skene", "bwrs": "BWRS", "observed": "raw judge win rate k", "human": "humans' p"}
 
 
 def winrate_density_figure(results: Sequence, *, k: float, p_human: float | None,
@@ -605,15 +603,6 @@ def alpha_curve_figure(curve: pd.DataFrame, *, label: str, alpha: float, cv: dic
     return fig
 
 
-#: The position-bias measures as the page names them.
-POSITION_LABELS = {
-    "position_consistency": "same verdict in both orders", "first_position_preference": "verdicts for the first shown",
-    "accuracy_original_order": "accuracy, original order", "accuracy_swapped_order": "accuracy, swapped order",
-    "accuracy_both_orders": "right in both orders", "accuracy_average": "accuracy, mean of the orders",
-    "rstd": "RStd (spread of per-class recall)", "fleiss_kappa": "Fleiss' kappa across prompts",
-    "icc2k": "ICC(2,k)", "icc3k": "ICC(3,k)"}
-
-
 #: Pixels between two measures of one judge in the position figure: a line of 10 px text and a gap.
 SUB_ROW = 20
 
@@ -654,11 +643,6 @@ def position_figure(rows: pd.DataFrame, *, measures: Sequence[str]) -> go.Figure
                       xaxis={"title": "share of items", "range": [0, 1.02], "dtick": 0.1},
                       yaxis={"tickvals": list(range(len(labels))), "ticktext": labels, "range": [len(labels) - 0.5, -0.5]})
     return _legend_below(fig, plot_height=plot_height, top=80)
-
-
-#: The calibration methods as the page names them.
-METHOD_NAMES = {"none": "no calibration", "pride": "PriDe", "noa": "CalibraEval NOA (to convergence)",
-                "noa_released": "CalibraEval NOA (released settings)"}
 
 
 def calibration_map_figure(maps: pd.DataFrame) -> go.Figure:
@@ -747,7 +731,7 @@ def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str
 
 
 def coverage_figure(counts: pd.DataFrame, *, by: str | None) -> go.Figure:
-    """Judgments per group, humans next to judges (:func:`evalcore.report.tables.coverage`): where the data is."""
+    """Judgments per group, humans next to judges (:func:`evalcore.report.views.home.coverage`): where the data is."""
     x = by or "rater_kind"
     counts = _inert(counts, [x, "rater_kind"])
     fig = px.bar(counts, x=x, y="judgments", color="rater_kind" if "rater_kind" in counts else None,

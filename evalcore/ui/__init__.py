@@ -1,14 +1,15 @@
-"""The only Streamlit code outside the pages: what a page uses, gathered here.
+"""The only Streamlit code outside the pages and ``app.py``: what they use, gathered here.
 
-A page calls :func:`page` first (page config + the shared sidebar), reads the current dataset with
-:func:`require_table`, asks one declared analysis for its result (``ui.AGREEMENT.result(...)``), and
-draws it with :mod:`evalcore.report.plots`.
+``app.py`` calls :func:`shell` before every page (page config + the shared sidebar). A page reads the
+current dataset with :func:`require_table`, asks one declared analysis for its result
+(``ui.AGREEMENT.result(...)``), and draws it with :mod:`evalcore.report.plots`.
 
 Modules
 -------
 :mod:`~evalcore.ui.state`
     The workspace, this browser tab's dataset (session state and the URL), the sidebar, the selectors
-    that follow the dataset (:func:`choice`, :func:`choices`), :func:`guard`, downloads.
+    that follow the dataset (:func:`choice`, :func:`choices`, :func:`in_url` for those the address bar
+    keeps), :func:`guard`, downloads.
 :mod:`~evalcore.ui.layout`
     What every page draws the same way: the "how to read this page" lines, figures (with the download
     format chosen in the sidebar), long groupings a few at a time.
@@ -48,7 +49,6 @@ from .analyses import (
     WINRATE_CURVE,
     Analysis,
     comparison_pairs,
-    finish_pending,
     informative_pair,
     pair_data,
     superficial_data,
@@ -71,11 +71,10 @@ from .state import (
     home_link,
     is_sample,
     no_dataset_message,
-    page,
+    in_url,
     require_table,
     set_current,
-    sync_url,
-    url_state,
+    shell,
     workspace,
 )
 from .warmup import warm_up_for_current, warm_up_winrate
@@ -83,7 +82,7 @@ from .warmup import warm_up_for_current, warm_up_winrate
 __all__ = [
     # state
     "FLAG_RULE", "AuditOptions", "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
-    "home_link", "is_sample", "no_dataset_message", "page", "require_table", "set_current", "sync_url", "url_state", "workspace",
+    "home_link", "is_sample", "in_url", "no_dataset_message", "require_table", "set_current", "shell", "workspace",
     # layout
     "figure", "how_to_read", "lazy_tabs", "paginate",
     # messages
@@ -92,7 +91,7 @@ __all__ = [
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
     "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "SYSTEM_MEANS", "LEADERBOARD",
-    "RATER_PAIRS", "REPORT", "finish_pending", "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
+    "RATER_PAIRS", "REPORT", "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",
 ]

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..report import guide, plots, tables
+from ..report import guide, plots
+from ..report.views import agreement, common
 from ..text import md
 from .analyses import LEADERBOARD, META, RATER_PAIRS, SYSTEM_MEANS
 from .layout import figure
-from .state import AuditOptions, choice, download_csv
+from .state import AuditOptions, choice, download_csv, in_url
 
 
 def criterion_pick(key: str, units) -> str:
-    crits = sorted(units.scale)
-    return st.selectbox("Criterion", choice(key, crits), key=key)
+    """A criterion, kept in the address bar under ``key``."""
+    return st.selectbox("Criterion", **in_url(key, sorted(units.scale)))
 
 
 def leaderboard_tab(ratings, units, opts: AuditOptions) -> None:
@@ -27,16 +28,16 @@ def leaderboard_tab(ratings, units, opts: AuditOptions) -> None:
     has_system = "system" in ratings.columns
     measures = ["kendall_tau", "spearman_rho"] + (["kendall_tau_system", "spearman_rho_system"] if has_system else [])
     c1, c2 = st.columns(2)
-    measure = c1.selectbox("Ranked by", choice("lb_measure", measures), key="lb_measure",
-                           format_func=lambda m: tables.MEASURE_LABELS.get(m, m))
+    measure = c1.selectbox("Ranked by", **in_url("lb_measure", measures),
+                           format_func=lambda m: agreement.MEASURE_LABELS.get(m, m))
     with c2:
         crit = criterion_pick("lb_crit", units)
     board = LEADERBOARD.result(by=(), judges=tuple(opts.judges), measures=tuple(measures), n_boot=opts.n_boot,
                                   seed=opts.seed)
     shown = board[(board["measure"] == measure) & (board["criterion"] == crit)]
-    label = tables.MEASURE_LABELS.get(measure, measure)
+    label = agreement.MEASURE_LABELS.get(measure, measure)
     figure(plots.leaderboard_figure(shown, label=label), key="lb_fig")
-    st.dataframe(tables.leaderboard_view(shown), hide_index=True)
+    st.dataframe(agreement.leaderboard_view(shown), hide_index=True)
     st.caption(guide.CAPTIONS["agreement_leaderboard"])
     download_csv(board, file_name="leaderboard.csv", label="Download the leaderboard (CSV)", key="lb_dl")
 
@@ -55,18 +56,18 @@ def meta_tab(ratings, units, opts: AuditOptions) -> None:
     by = tuple(c for c in opts.by if c != "criterion")  # the criterion is always a group here
     means = SYSTEM_MEANS.result(by=by, judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
     c1, c2, *rest = st.columns(2 + len(by))
-    judge = c1.selectbox("Judge", choice("meta_judge", list(opts.judges)), key="meta_judge")
+    judge = c1.selectbox("Judge", **in_url("meta_judge", list(opts.judges)))
     with c2:
         crit = criterion_pick("meta_crit", units)
     group = {"criterion": crit}
     for col, extra in zip(rest, by):
-        group[extra] = col.selectbox(md(extra), choice(f"meta_f_{extra}", tables.levels(means, extra)),
+        group[extra] = col.selectbox(md(extra), choice(f"meta_f_{extra}", common.levels(means, extra)),
                                      key=f"meta_f_{extra}")
-    shown = tables.rows_where(means, {"judge": judge, **group})
+    shown = common.rows_where(means, {"judge": judge, **group})
     figure(plots.system_means_figure(shown, judge=judge), key="meta_fig")
     st.caption(guide.CAPTIONS["agreement_system_means"])
     meta = META.result(by=by, judges=tuple(opts.judges), n_boot=opts.n_boot, seed=opts.seed)
-    st.dataframe(tables.meta_view(meta), hide_index=True)
+    st.dataframe(agreement.meta_view(meta), hide_index=True)
     st.caption("System level: each system's mean human score against its mean judge score over the same items, "
                "correlated across systems (as SummEval and G-Eval report), per criterion"
                + (f" and {md(', '.join(by))}" if by else "") + ", following **Group by** above. Input level: the "
@@ -83,15 +84,15 @@ def meta_tab(ratings, units, opts: AuditOptions) -> None:
 def pairs_tab(units, opts: AuditOptions) -> None:
     st.subheader("Who agrees with whom?")
     c1, c2 = st.columns(2)
-    measure = c1.selectbox("Measure", choice("rp_measure", list(tables.PAIR_MEASURES)), key="rp_measure",
-                           format_func=tables.PAIR_MEASURES.get)
+    measure = c1.selectbox("Measure", **in_url("rp_measure", list(agreement.PAIR_MEASURES)),
+                           format_func=agreement.PAIR_MEASURES.get)
     with c2:
         crit = criterion_pick("rp_crit", units)
     pairs = RATER_PAIRS.result(by=(), judges=tuple(opts.judges), n_boot=0, seed=opts.seed)
-    matrix, counts = tables.pair_matrix(pairs, measure=measure, group={"criterion": crit})
+    matrix, counts = agreement.pair_matrix(pairs, measure=measure, group={"criterion": crit})
     if matrix.empty:
         st.info("No two annotators rated the same unit on this criterion.", icon=":material/info:")
         return
-    figure(plots.rater_pair_heatmap(matrix, counts, label=tables.PAIR_MEASURES[measure]), key="rp_fig")
+    figure(plots.rater_pair_heatmap(matrix, counts, label=agreement.PAIR_MEASURES[measure]), key="rp_fig")
     st.caption(guide.CAPTIONS["agreement_rater_pairs"])
     download_csv(pairs, file_name="rater_pairs.csv", label="Download every pair (CSV)", key="rp_dl")

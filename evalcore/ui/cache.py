@@ -72,7 +72,7 @@ def table(data: Dataset, kind: str) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner="Counting ratings per item...", max_entries=4)
 def _units(path: str, dataset_id: str, stamp: str):
-    from ..pointwise.agreement import count_units
+    from ..pointwise.agreement.units import count_units
 
     # Per-unit sufficient statistics: built once per dataset, shared by every grouping. From the cached
     # table (the home page has read it), not the workspace again: that read was most of the first open.
@@ -80,31 +80,31 @@ def _units(path: str, dataset_id: str, stamp: str):
 
 
 def units(data: Dataset):
-    """:func:`evalcore.pointwise.agreement.count_units` of the dataset's ratings (once per dataset)."""
+    """:func:`evalcore.pointwise.agreement.units.count_units` of the dataset's ratings (once per dataset)."""
     return _units(data.path, data.id, data.stamp)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _pairs(path: str, dataset_id: str, stamp: str) -> pd.DataFrame:
-    from ..pairwise.winrate import pairs as system_pairs
+    from ..pairwise.pairs import pairs as system_pairs
 
     return system_pairs(_table(path, dataset_id, COMPARISONS, stamp))
 
 
 def pairs(data: Dataset) -> pd.DataFrame:
-    """:func:`evalcore.pairwise.winrate.pairs` of the dataset's comparisons."""
+    """:func:`evalcore.pairwise.pairs.pairs` of the dataset's comparisons."""
     return _pairs(data.path, data.id, data.stamp)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _pair(path: str, dataset_id: str, stamp: str, a: str, b: str, judges: tuple | None, ties: str, seed: int):
-    from ..pairwise.winrate import pair_data
+    from ..pairwise.pairs import pair_data
 
     return pair_data(_table(path, dataset_id, COMPARISONS, stamp), a, b, judges=judges, ties=ties, seed=seed)
 
 
 def pair(data: Dataset, a: str, b: str, *, judges: tuple | None, ties: str, seed: int):
-    """:func:`evalcore.pairwise.winrate.pair_data` of the dataset (per pair and options)."""
+    """:func:`evalcore.pairwise.pairs.pair_data` of the dataset (per pair and options)."""
     return _pair(data.path, data.id, data.stamp, a, b, judges, ties, seed)
 
 

@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Sequence
 
 import streamlit as st
 
-from ..data.schema import safe_file_name
+from ..data.export import safe_file_name
 from ..report.guide import HOW_TO_READ
 from ..text import md
 
@@ -78,10 +78,11 @@ def paginate(values: Sequence, *, key: str, noun: str, per_page: int = 4) -> lis
 def lazy_tabs(key: str, tabs: Mapping[str, Callable[[], None]]) -> None:
     """Tabs of which only the open one runs: each tab's computation is paid for when it is looked at.
 
-    ``tabs`` maps a label to what draws the tab. The open tab is the widget's state under ``key`` (so the
-    address bar can keep it); a click reruns the page, which draws the newly opened tab.
+    ``tabs`` maps a label to what draws the tab. The open tab is the widget's state under ``key``, and the
+    address bar's parameter ``key`` (a reload or a shared link reopens it; the first tab leaves it out); a
+    click reruns the page, which draws the newly opened tab.
     """
-    for tab, draw in zip(st.tabs(list(tabs), key=key, on_change="rerun"), tabs.values()):
+    for tab, draw in zip(st.tabs(list(tabs), key=key, on_change="rerun", bind="query-params"), tabs.values()):
         if tab.open:
             with tab:
                 draw()

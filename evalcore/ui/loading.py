@@ -5,12 +5,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ..data import files as data_files, ingest, io, schema
+from ..data import files as data_files, ingest, io
+from ..data.export import safe_file_name
+from ..data.mapping import detect_table, suggest_mapping
+from ..data.summary import summarize, unlocks
+from ..data.wide import WideSpec, suggest_wide
 from ..columns import COLUMNS, COMPARISONS, RATINGS
 from ..errors import DataError, WorkspaceError
 from ..data.presets import PRESETS, detect_preset
 from ..data.store import NEEDS_MAPPING, READY
-from ..report import plots, tables
+from ..report import plots
+from ..report.views import home
 from ..text import md
 from .layout import figure
 from .messages import ROLES_TITLE, app_message, app_note
@@ -61,7 +66,7 @@ def upload_panel() -> None:
         "set with its judges' files, uploaded together), HANNA, crowd-kit `task, worker, label`, and Gao et "
         "al.'s `task, worker, human_label, llm_label, generator_1, generator_2`. A **.zip of a folder** (LLMBar's "
         "`evaluators/` tree with several judges, PandaLM's `data/`) is read like the folder. Limit "
-        f"{io.format_size(io.max_file_bytes())} per file, and for a zip unpacked (`EVALCORE_MAX_FILE_MB`)."
+        f"{data_files.format_size(data_files.max_file_bytes())} per file, and for a zip unpacked (`EVALCORE_MAX_FILE_MB`)."
     )
     if workspace().read_only:  # an uploader whose every file would be refused
         st.warning(md(workspace().read_only_message()), icon=":material/lock:")
@@ -109,7 +114,7 @@ def _size_limit() -> dict:
 
     if "max_upload_size" not in inspect.signature(st.file_uploader).parameters:
         return {}
-    ours = max(1, math.ceil(io.max_file_bytes() / 2**20))
+    ours = max(1, math.ceil(data_files.max_file_bytes() / 2**20))
     return {"max_upload_size": min(ours, int(st.get_option("server.maxUploadSize")))}
 
 
@@ -123,17 +128,17 @@ def _precheck(payload: list[tuple[str, bytes]]) -> None:
                         fix="upload their folder as one .zip file (its folders tell the files apart, as LLMBar's "
                             "name the judge and the subset), or rename the files")
     for name, data in payload:
-        if len(data) > io.max_file_bytes():
-            io.check_size(len(data), name, None)
+        if len(data) > data_files.max_file_bytes():
+            data_files.check_size(len(data), name, None)
         if data_files.is_zip_archive(data):
             continue  # unpacked (limits, paths) when the formats are detected below
-        fmt = io.sniff_format(data, name)
+        fmt = data_files.sniff_format(data, name)
         if fmt == "excel":
             io.excel_sheets(data, name=name)
     if len(payload) == 1:
         name, data = payload[0]
         zipped = data_files.is_zip_archive(data)
-        if zipped or io.sniff_format(data, name) != "excel":
+        if zipped or data_files.sniff_format(data, name) != "excel":
             # The presets read paths: a private copy, removed right after, stored or not.
             with workspace().scratch_files(payload) as paths:
                 preset = detect_preset(paths)
@@ -225,7 +230,7 @@ def mapping_panel(dataset_id: str) -> None:
         return
     fname, data = files[0]
     sheet = None
-    if io.sniff_format(data, fname) == "excel":
+    if data_files.sniff_format(data, fname) == "excel":
         sheets = io.excel_sheets(data, name=fname)
         if len(sheets) > 1:
             st.warning(f"{md(fname)} has {len(sheets)} sheets with data ({md(', '.join(sheets))}). Choose the one that "
@@ -249,13 +254,13 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
         if raw.shape[1] > PREVIEW_COLUMNS:
             st.caption(f"The first {PREVIEW_COLUMNS} of {raw.shape[1]:,} columns.")
     cols = [str(c) for c in raw.columns]
-    guess = schema.suggest_mapping(cols)
-    table_guess = schema.detect_table(guess.values())
+    guess = suggest_mapping(cols)
+    table_guess = detect_table(guess.values())
     c1, c2 = st.columns(2)
     table = c1.radio("What the file holds", [RATINGS, COMPARISONS], index=[RATINGS, COMPARISONS].index(table_guess),
                      format_func=lambda t: TABLE_LABEL[t].capitalize(), key=f"table_{dataset_id}", horizontal=True)
-    guess = schema.suggest_mapping(cols, table=table)
-    wide_guess = schema.suggest_wide(raw, guess)
+    guess = suggest_mapping(cols, table=table)
+    wide_guess = suggest_wide(raw, guess)
     layout = c2.radio("Layout", ["long", "wide"], index=1 if wide_guess else 0, horizontal=True,
                       key=f"layout_{dataset_id}",
                       format_func=lambda x: "one row per judgment" if x == "long" else "one column per rater")
@@ -267,9 +272,9 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
         judges = w2.multiselect("Judge columns", [c for c in cols if c not in humans],
                                 default=[c for c in (wide_guess.judge_columns if wide_guess else ()) if c not in humans],
                                 key=f"wj_{dataset_id}")
-        wide = schema.WideSpec(id_columns=tuple(c for c in cols if c not in humans and c not in judges),
-                               human_columns=tuple(humans), judge_columns=tuple(judges),
-                               value="winner" if table == COMPARISONS else "score")
+        wide = WideSpec(id_columns=tuple(c for c in cols if c not in humans and c not in judges),
+                        human_columns=tuple(humans), judge_columns=tuple(judges),
+                        value="winner" if table == COMPARISONS else "score")
     skip = {"rater", "rater_kind", "score", "winner"} if wide else set()
     targets = [c for c in COLUMNS[table] if c.name not in skip]
     st.markdown("**Columns** (auto-detected where the names are obvious; `*` marks required ones)")
@@ -315,7 +320,7 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
 
 
 def roles_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *, table: str,
-                wide: schema.WideSpec | None, file: str) -> list[str] | None:
+                wide: WideSpec | None, file: str) -> list[str] | None:
     """Which raters will be imported as LLM judges and which as humans, shown before the Import button.
 
     The roles are :func:`evalcore.data.ingest.rater_roles` under exactly the mapping above: from the
@@ -342,7 +347,7 @@ def roles_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *, 
     src = next(k for k, v in mapping.items() if v == "rater")
     edited = st.data_editor(roles, hide_index=True, column_config=config, disabled=["rater", "rows", "reason"],
                             key=f"roles_{dataset_id}_{src}")
-    judges = tables.raters_with_role(edited, "judge")
+    judges = home.raters_with_role(edited, "judge")
     st.caption(f"{len(judges)} judge(s) and {len(edited) - len(judges)} human(s). The file has no rater_kind "
                "column, so the roles were guessed from the raters' names: change a rater's role in the table "
                "before you import.")
@@ -374,7 +379,7 @@ def saved_panel() -> None:
         st.caption("No saved datasets yet. Everything you import is kept here, across refreshes and restarts, "
                    "until you delete it.")
         return
-    st.dataframe(tables.saved_datasets(items), hide_index=True)
+    st.dataframe(home.saved_datasets(items), hide_index=True)
     names = {d.id: d.name for d in items}
     did = st.selectbox("Dataset", choice("saved_choice", list(names), current_id()), format_func=names.get,
                        key="saved_choice", help="Open makes it this browser tab's dataset; other tabs keep theirs.")
@@ -409,22 +414,22 @@ def saved_panel() -> None:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _summary(dataset_id: str, kind: str, stamp: str, _frame: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
-    return schema.summarize(_frame, table=kind).to_dict(), schema.analyses(_frame, table=kind)
+    return summarize(_frame, table=kind).to_dict(), unlocks(_frame, table=kind)
 
 
-#: The page of each name in :data:`evalcore.report.tables.ANALYSIS_PAGES`.
-PAGES = {"Agreement": "pages/1_Agreement.py", "Bias": "pages/2_Bias.py", "Win rates": "pages/3_Win_rates.py",
-         "Superficial quality": "pages/4_Superficial_quality.py", "Position bias": "pages/5_Position_bias.py"}
+#: The page of each name in :data:`evalcore.report.views.home.ANALYSIS_PAGES`.
+PAGES = {"Agreement": "app_pages/1_Agreement.py", "Bias": "app_pages/2_Bias.py", "Win rates": "app_pages/3_Win_rates.py",
+         "Superficial quality": "app_pages/4_Superficial_quality.py", "Position bias": "app_pages/5_Position_bias.py"}
 
 
 def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:
     """What the table unlocks (analyses with a page or a command today), and links to those pages."""
     st.markdown("**What this data unlocks**")
     # A static table: its cells wrap, so "what it would need" is read whole (a data grid cut it at the right).
-    shown = tables.unlocked(av, kind)
+    shown = home.unlocked(av, kind)
     st.table(shown.assign(available=shown["available"].map({True: "✓", False: ""})).rename(
         columns={"title": "analysis", "missing": "what it would need"}), hide_index=True)
-    pages = tables.unlocked_pages(av, kind)
+    pages = home.unlocked_pages(av, kind)
     if not pages:
         st.info(f"No page can use these {TABLE_LABEL[kind]} yet: the table above says what each analysis would "
                 "need.", icon=":material/info:")
@@ -443,7 +448,7 @@ def report_section(name: str, kind: str) -> None:
                                               "in one file that opens offline (about 5 MB). Same as `evalcore "
                                               "report`; 1,000 resamples, seed 0."):
         html = REPORT.result(**opts)["html"]
-        st.download_button("Download the report (HTML)", html.encode("utf-8"), file_name=schema.safe_file_name(f"{name}-{kind}-report.html"),
+        st.download_button("Download the report (HTML)", html.encode("utf-8"), file_name=safe_file_name(f"{name}-{kind}-report.html"),
                            mime="text/html", key=f"report_dl_{kind}", icon=":material/download:", type="primary")
 
 
@@ -471,7 +476,7 @@ def summary_panel() -> None:
                                                                      ("Languages", "languages")) if s[key]]
         if listed:
             st.caption(md(" · ".join(listed)))
-        counts, by = tables.coverage(frame)
+        counts, by = home.coverage(frame)
         if len(counts):
             figure(plots.coverage_figure(counts, by=by), key=f"coverage_{kind}")
         unlocks_section(info.id, kind, av)

@@ -22,7 +22,7 @@ ROLES_CONTROL = f"the role column of the table '{ROLES_TITLE}' in the column map
 
 #: ``(pattern, replacement)`` applied in order to a fix text.
 REWRITES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), r) for p, r in (
-    # schema: a required column is missing / misspelled
+    # validation: a required column is missing / misspelled
     (r"rename it, or map it with --map (\S+?)=(\w+) \(CLI\) or in the column mapping \(app\)",
      r"choose '\1' for \2 in the column mapping when you import the file"),
     (r"add a '(\w+)' column, or map one of your columns to it with --map YOURCOLUMN=\w+ \(CLI\) or in the "

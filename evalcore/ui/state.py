@@ -1,14 +1,18 @@
 """Session state and the current dataset: the workspace, which dataset this browser tab works on, its
 tables, the shared sidebar, the selectors that follow the dataset, and the small helpers every page uses
-(:func:`page`, :func:`guard`, :func:`require_table`, :func:`download_csv`).
+(:func:`guard`, :func:`require_table`, :func:`download_csv`), and :func:`shell`, which ``app.py`` runs before
+every page.
 
 One dataset per browser session
 -------------------------------
 A session's dataset lives in its own ``st.session_state`` and in the page's URL (``?dataset=<id>``),
 never in the workspace: choosing a dataset changes only this tab, a reload (or a shared link) restores
-it from the URL, and another session never sees it. Every page writes the parameter back on each run,
-because Streamlit's page navigation drops the query string. A session that has chosen nothing opens
-the workspace's only dataset when there is exactly one, and otherwise asks (:func:`require_table`).
+it from the URL, and another session never sees it. ``app.py`` writes the parameter back on each run (the
+sidebar reads :func:`current_id`), because Streamlit's page navigation drops the query string. The parameter
+is not a widget bound to the URL (``bind="query-params"``): it also names an upload still waiting for its
+column mapping, which no selector offers, and the home page's buttons change it. A session that has chosen
+nothing opens the workspace's only dataset when there is exactly one, and otherwise asks
+(:func:`require_table`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from ..columns import COMPARISONS, RATINGS
-from ..data.schema import csv_safe, safe_file_name
+from ..data.export import csv_safe, safe_file_name
 from ..data.store import NEEDS_MAPPING, READY, DatasetInfo, Workspace, default_path
 from ..errors import DataError, NotApplicable, WorkspaceError
 from ..text import md
@@ -33,11 +37,10 @@ _KEY = "evalcore_dataset_id"
 #: The URL query parameter that holds this tab's dataset.
 PARAM = "dataset"
 _SEEN = "evalcore_options_of_"
+_OPENING = "evalcore_opening_choice_of_"
 TABLE_LABEL = {RATINGS: "pointwise ratings", COMPARISONS: "pairwise comparisons"}
-HOME = "Home.py"
-#: Session key of the results a page showed as point estimates in this run
-#: (:meth:`evalcore.ui.analyses.Analysis.points_first`).
-PENDING = "evalcore_pending_analyses"
+#: The landing page's file (``app.py`` serves it at the root URL).
+HOME = "app_pages/0_Home.py"
 
 
 def workspace() -> Workspace:
@@ -243,6 +246,38 @@ def choice(key: str, options: Sequence, default: Any = None) -> list:
     return opts
 
 
+def in_url(key: str, options: Sequence, default: Any = None, *, slider: bool = False) -> dict[str, Any]:
+    """The options, opening choice and key of a selectbox or radio (``slider``: a select_slider) whose choice
+    the address bar keeps: ``st.selectbox(label, **in_url(key, options, default))``. A reload or a shared link
+    reopens that choice.
+
+    The widget is bound to the query parameter ``key`` (Streamlit's ``bind="query-params"``): Streamlit reads
+    the parameter when the page opens (a value that is not an option is dropped) and writes it on every
+    change, leaving it out while the choice is the opening one, ``default`` (else the first option). Two
+    cases Streamlit leaves to us, handled here by setting the widget's state: a choice that is no longer an
+    option (another dataset, another grouping) becomes the opening one, as with :func:`choice` (Streamlit's
+    own reset would leave the old value in the address bar); and when the opening choice moves (it follows
+    the data or other controls) while the widget keeps its own, that choice is written to the address bar,
+    which would otherwise reopen the new opening choice.
+    """
+    opts = list(options)
+    index = opts.index(default) if default in opts else 0
+    opening = opts[index] if opts else None
+    opened = st.session_state.get(_OPENING + key, opening)
+    st.session_state[_OPENING + key] = opening
+    bound: dict[str, Any] = {"options": opts, "key": key, "bind": "query-params"}
+    if opts and key in st.session_state:
+        value = st.session_state[key]
+        # Without ``index``/``value`` in this run: Streamlit warns when a widget gets both a default and a state.
+        if value not in opts:
+            st.session_state[key] = opening
+            return bound
+        if opened != opening:
+            st.session_state[key] = value
+            return bound
+    return {**bound, "value": opening} if slider else {**bound, "index": index}
+
+
 # --------------------------------------------------------------------------- sidebar and page
 
 
@@ -290,17 +325,16 @@ def stop_unusable(exc: WorkspaceError) -> None:
     st.stop()
 
 
-def page(title: str, icon: str = "⚖️") -> None:
-    """Page config and the shared sidebar; call first on every page.
+def shell(title: str, *, icon: str = "⚖️") -> None:
+    """Page config and the shared sidebar: ``app.py`` calls it on every run, before the page.
 
     The sidebar is the first to open the workspace: when it cannot be used (locked by another program,
     unreadable, in a folder that cannot be written), every page shows that one message and its fix, here,
-    instead of Streamlit's "This app has encountered an error".
+    instead of Streamlit's "This app has encountered an error", and the page does not run.
     """
     # ``icon`` is an emoji: Streamlit draws it in the browser, while a ":material/..." favicon is fetched from
     # fonts.gstatic.com on every page (the app must work offline).
-    st.set_page_config(page_title=f"{title} · evalcore", page_icon=icon, layout="wide")
-    st.session_state.pop(PENDING, None)  # an interrupted run's queue of point-estimates-first results
+    st.set_page_config(page_title=title, page_icon=icon, layout="wide")
     try:
         sidebar()
     except WorkspaceError as exc:
@@ -319,38 +353,6 @@ def _parquet(frame: pd.DataFrame) -> bytes:
         buf = io.BytesIO()
         frame.astype({c: "string" for c in mixed}).to_parquet(buf, index=False)
     return buf.getvalue()
-
-
-_URL_SEEN = "evalcore_url_restored_"
-
-
-def url_state(types: dict[str, type]) -> None:
-    """Restore these widgets' values from the address bar once per session: a reload or a shared link
-    reopens the same view. Call before the widgets are drawn; :func:`sync_url` writes them back.
-
-    ``types`` maps a widget key to the type of its value (``str``, ``float``, ``int``). A value that does not
-    parse is ignored, and one that is no longer an option is corrected by :func:`choice` as any other.
-    """
-    for key, kind in types.items():
-        if key in st.session_state or st.session_state.get(_URL_SEEN + key):
-            continue
-        st.session_state[_URL_SEEN + key] = True
-        raw = st.query_params.get(key)
-        if raw is not None:
-            try:
-                st.session_state[key] = kind(raw)
-            except (TypeError, ValueError):
-                pass
-
-
-def sync_url(keys) -> None:
-    """Write these widgets' current values to the address bar (see :func:`url_state`)."""
-    for key in keys:
-        value = st.session_state.get(key)
-        if value is None or isinstance(value, (list, tuple, dict)):
-            continue
-        if st.query_params.get(key) != str(value):
-            st.query_params[key] = str(value)
 
 
 def download_csv(frame: pd.DataFrame, *, file_name: str, label: str = "Download CSV", key: str | None = None) -> None:

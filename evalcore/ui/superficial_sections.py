@@ -10,9 +10,10 @@ import streamlit as st
 
 from ..columns import COMPARISONS
 from ..pairwise import superficial as sp
-from ..report import guide, tables
+from ..report import guide
+from ..report.views import common, superficial_quality
 from .analyses import LENGTH_CONTROLLED
-from .state import choice, download_csv
+from .state import download_csv, in_url
 
 
 def length_controlled_section(frame, *, judge: str, q: str, n_boot: int, seed: int, alpha: float,
@@ -26,22 +27,23 @@ def length_controlled_section(frame, *, judge: str, q: str, n_boot: int, seed: i
                 "that applies here.", icon=":material/info:")
         return
     lc = LENGTH_CONTROLLED.result(judge=judge, alphas=tuple(alphas), q=q, n_boot=n_boot, seed=seed)
-    st.dataframe(tables.length_controlled_view(lc, alpha), hide_index=True)
+    st.dataframe(superficial_quality.length_controlled_view(lc, alpha), hide_index=True)
     st.caption(guide.CAPTIONS["superficial_length_controlled"])
     download_csv(lc, file_name="length_controlled.csv", label="Download (CSV)", key="sq_dl_lc")
 
 
 def verdicts_only(frame, kind: str) -> bool:
     """Whether the length-controlled win rate applies without judge scores: systems, verdicts and a length."""
-    return (kind == COMPARISONS and {"system_a", "system_b"} <= set(frame.columns) and bool(tables.judge_names(frame))
+    return (kind == COMPARISONS and {"system_a", "system_b"} <= set(frame.columns) and bool(common.judge_names(frame))
             and bool(sp.q_options(frame)))
 
 
 def verdicts_only_section(frame, *, q_label: Mapping[str, str], alphas: Sequence[float], alpha: float) -> None:
     """A verdicts-only file (PandaLM): no score to subtract from, but AlpacaEval's length control applies."""
     c1, c2, c3 = st.columns([3, 3, 2])
-    judge = c1.selectbox("Judge", choice("sq_judge", tables.judge_names(frame)), key="sq_judge")
-    q = c2.selectbox("Length measure Q", choice("sq_q", sp.q_options(frame)), key="sq_q",
+    judge = c1.selectbox("Judge", **in_url("sq_judge", common.judge_names(frame)))
+    q = c2.selectbox("Length measure Q", **in_url("sq_q", sp.q_options(frame)),
                      format_func=lambda v: q_label.get(v, v))
-    n_boot = int(c3.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot"))
+    n_boot = int(c3.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot",
+                                  bind="query-params"))
     length_controlled_section(frame, judge=judge, q=q, n_boot=n_boot, seed=0, alpha=alpha, alphas=alphas)

@@ -23,7 +23,7 @@ def enabled() -> bool:
 
 @st.cache_resource(show_spinner=False)
 def _warm_winrate() -> threading.Thread:
-    from ..pairwise.winrate import warm_up
+    from ..pairwise.dawid_skene import warm_up
 
     # Load numba, the Dawid-Skene kernel, nutpie and ArviZ while the analyst reads the page:
     # ~3 s the first time on a machine (numba compiles and caches), ~1 s after.
@@ -34,7 +34,7 @@ def _warm_winrate() -> threading.Thread:
 
 @st.cache_resource(show_spinner=False)
 def _warm_agreement() -> threading.Thread:
-    from ..pointwise.agreement import warm_up
+    from ..pointwise.agreement.passes import warm_up
 
     # numba's compiled passes of the agreement table: ~2.5 s the first time on a machine, ~0.4 s after.
     t = threading.Thread(target=warm_up, name="evalcore-agreement-warm-up", daemon=True)
@@ -63,11 +63,11 @@ def warm_up_for_current() -> None:
 
     The landing page calls it: plotly's figure code (every page draws with it), the agreement table's
     compiled passes when the ratings are large
-    enough to use them (:data:`evalcore.pointwise.agreement.COMPILED_FROM` rows), and the
+    enough to use them (:data:`evalcore.pointwise.agreement.passes.COMPILED_FROM` rows), and the
     Dawid-Skene sampler when there are system pairs, so that the first table or fit does not
     wait for them.
     """
-    from ..pointwise.agreement import COMPILED_FROM
+    from ..pointwise.agreement.passes import COMPILED_FROM
 
     if enabled():
         _warm_figures()  # every page draws with plotly

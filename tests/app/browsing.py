@@ -3,6 +3,10 @@
 Chromium is Debian's (``/usr/bin/chromium``) driven by Playwright through ``executable_path``: Playwright
 cannot download its own browser here. Screenshots go to ``tests/_artifacts/screenshots/`` for a human to look
 at.
+
+Waiting is on the page's own state, not on fixed sleeps: :func:`settle` waits until the script has finished a
+run (counted by a MutationObserver on Streamlit's ``data-test-script-state``), no result is still shown as
+point estimates first, every element and figure is drawn, and all this has held for 250 ms.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
+from typing import Callable
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
+from evalcore.ui.analyses import PENDING_NOTE
 from tests.helpers import ROOT
 
 SHOTS = ROOT / "tests" / "_artifacts" / "screenshots"
@@ -27,7 +33,15 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run", "--disable-quic",
 ]
-DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+#: Fewer resamples, for a link to a page where only the drawing is under test (these controls are in the URL;
+#: the last two are sliders whose fewest is 200).
+FEW = {"ag_boot": 50, "bi_boot": 50, "sq_boot": 200, "pb_boot": 200}
+
+#: Every page: its title in the navigation and its URL path (app.py declares them).
+PAGES = {"Home": "", "Agreement": "Agreement", "Bias": "Bias", "Win rates": "Win_rates",
+         "Superficial quality": "Superficial_quality", "Position bias": "Position_bias"}
+
 
 def chromium() -> str:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -45,8 +59,10 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, workspace: Path, log: Path) -> None:
-        self.workspace, self.log = workspace, log
+    """``streamlit run app.py`` on a free port with its own workspace; ``env``: more environment variables."""
+
+    def __init__(self, workspace: Path, log: Path, **env: str) -> None:
+        self.workspace, self.log, self.env = workspace, log, env
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
 
@@ -55,9 +71,9 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "Server":
-        env = dict(os.environ, EVALCORE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, EVALCORE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1", **self.env)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "Home.py"), "--server.port", str(self.port),
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
             cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
@@ -69,7 +85,7 @@ class Server:
                     if r.status == 200:
                         return self
             except OSError:
-                time.sleep(0.3)
+                time.sleep(0.2)
         raise RuntimeError("streamlit did not start; log:\n" + self.log.read_text()[-3000:])
 
     def stop(self) -> None:
@@ -80,26 +96,60 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
 
-
-def page_paths() -> list[str]:
-    """URL paths of every page: '' for Home.py and one per file in pages/ (Streamlit's naming)."""
-    paths = [""]
-    for f in sorted((ROOT / "pages").glob("*.py")):
-        paths.append(re.sub(r"^[0-9]+[_ -]*", "", f.stem))
-    return paths
+    def link(self, path: str = "", **params) -> str:
+        """The URL of the page at ``path`` with these query parameters (``dataset=...``, a control's key)."""
+        return f"{self.url}/{path}" + (f"?{urlencode(params)}" if params else "")
 
 
-def settle(page, timeout: float = 90_000) -> None:
-    """Wait until the page has finished running, including the rerun that draws the intervals after a page
-    showed point estimates first (between the two runs the page is briefly idle)."""
-    deadline = time.monotonic() + timeout / 1000
-    while True:
-        page.wait_for_selector(DONE, timeout=timeout)
-        page.wait_for_timeout(400)
-        if page.locator(DONE).count() and page.get_by_text("Point estimates first").count() == 0:
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError("the page did not finish: it still shows point estimates first")
+#: Installs (once per document) a counter of the script runs that have finished, and returns it.
+_RUNS = """() => {
+  if (window.__evalcoreRuns === undefined) {
+    window.__evalcoreRuns = 0;
+    const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver(records => records.forEach(r => {
+      if (r.oldValue === 'running') window.__evalcoreRuns++;
+    })).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+  }
+  return window.__evalcoreRuns;
+}"""
+
+#: Whether the page is idle: not running, a run finished since ``since`` (-1: any), nothing pending, every element
+#: drawn (no skeleton of an element whose code is still loading, every figure's SVG there);
+#: and it has stayed so for 250 ms (a run that calls ``st.rerun`` leaves the page idle for a moment in between).
+_SETTLED = """([since, note]) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const main = document.querySelector('[data-testid="stMain"]');
+  const idle = app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && (since < 0 || window.__evalcoreRuns > since) && !(main && main.innerText.includes(note))
+    && !document.querySelector('[data-testid="stSkeleton"]')
+    && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
+  if (!idle) { window.__evalcoreIdle = null; return false; }
+  window.__evalcoreIdle = window.__evalcoreIdle || performance.now();
+  return performance.now() - window.__evalcoreIdle >= 250;
+}"""
+
+
+def runs(page) -> int:
+    """How many script runs this page has finished since it was loaded (starts counting on the first call)."""
+    return page.evaluate(_RUNS)
+
+
+def settle(page, *, since: int = -1, timeout: float = 90_000) -> None:
+    """Wait until the page is idle: its script not running, (``since``: a :func:`runs` count taken before an
+    action) a run finished after the action, no result shown as point estimates first, every figure drawn.
+
+    Right after a page load no ``since`` is needed: the state reads "initial" until the first run has started.
+    """
+    page.evaluate("() => { window.__evalcoreIdle = null; }")
+    page.wait_for_function(_SETTLED, arg=[since, PENDING_NOTE], timeout=timeout, polling=50)
+
+
+def act(page, action: Callable[[], object], *, timeout: float = 90_000) -> None:
+    """Do ``action`` (a click, a key press) and wait until the run it causes has finished. Not for what runs
+    nothing (the home page's tabs, a widget set to ``on_change="ignore"``): it would wait in vain."""
+    before = runs(page)
+    action()
+    settle(page, since=before, timeout=timeout)
 
 
 def exceptions(page) -> list[str]:
@@ -118,23 +168,29 @@ def sidebar(page):
 def choose_dataset(page, name: str) -> None:
     """Pick ``name`` in the sidebar's dataset selector, as a user does."""
     sidebar(page).locator('[data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name=name, exact=True).click()
-    settle(page, timeout=180_000)
+    act(page, lambda: page.get_by_role("option", name=name, exact=True).click(), timeout=180_000)
 
 
 def navigate(page, title: str) -> None:
-    """Open a page through the sidebar's navigation (the same session, as a click does)."""
-    sidebar(page).locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click()
-    page.wait_for_timeout(500)
-    settle(page, timeout=180_000)
+    """Open a page through the sidebar's navigation (the same session, as a click does); nothing when it is
+    the page shown."""
+    if urlparse(page.url).path.strip("/") == PAGES[title]:
+        return
+    link = sidebar(page).locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True)
+    act(page, link.click, timeout=180_000)
+    assert urlparse(page.url).path.strip("/") == PAGES[title], page.url
 
 
-def open_with_sample(browser, server: Server):
-    """A new tall page on the home page, with the sample data loaded by its button."""
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})
-    page.goto(server.url, wait_until="domcontentloaded")
-    settle(page)
-    page.get_by_role("button", name="Load the sample data").click()
+def visit(page, server: Server, path: str = "", *, timeout: float = 180_000, **params) -> None:
+    """Open the page at ``path`` from a link with these query parameters (a new session, as a reload is)."""
+    page.goto(server.link(path, **params), wait_until="domcontentloaded")
+    settle(page, timeout=timeout)
+
+
+def open_with_sample(browser, server: Server, *, width: int = 1400, height: int = 2400):
+    """A new page on the home page, with the sample data loaded by its button."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    visit(page, server)
+    act(page, page.get_by_role("button", name="Load the sample data").click)
     page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)
-    settle(page)
     return page

@@ -8,12 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from evalcore.cli import main
-from tests.helpers import DATASETS, ROOT
-
-PAGE = str(ROOT / "pages" / "1_Agreement.py")
+from tests.app.apptest import AGREEMENT as PAGE, open_page
+from tests.helpers import DATASETS
 
 
 def unseen_file(path: Path, *, seed: int = 7) -> Path:
@@ -35,24 +32,15 @@ def unseen_file(path: Path, *, seed: int = 7) -> Path:
     return path
 
 
-def _page(dataset: str | None = None) -> AppTest:
-    # Enter through Home.py, as a user does, so that page links resolve; ?dataset= opens that dataset.
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=180)
-    if dataset is not None:
-        at.query_params["dataset"] = dataset
-    return at.run().switch_page(PAGE).run()
-
-
 def test_page_without_data_says_what_to_do(ws):
-    at = _page()
+    at = open_page(PAGE)
     assert not at.exception
     assert any("Load the sample data" in i.value for i in at.info)
 
 
 def test_page_on_sample_data(ws):
-    home = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run()
-    home.button(key="load_sample").click().run()
-    at = _page()
+    open_page().button(key="load_sample").click().run()
+    at = open_page(PAGE)
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="ag_by").value == ["language", "criterion"]
     # The flagged cells are the designed ones: non-Latin and lower-resource languages.
@@ -83,7 +71,7 @@ def test_unseen_multilingual_file_through_page_and_cli(ws, tmp_path, capsys):
     assert len(defined) > 0.9 * len(frame)
     assert (frame.loc[frame["estimate"].isna(), "note"].str.startswith("not defined")).all()
     # App: upload, import with the auto-detected mapping, open the page.
-    home = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run()
+    home = open_page()
     home.file_uploader[0].set_value(("unseen.csv", path.read_bytes(), "text/csv")).run()
     (pending,) = ws.list_datasets()
     roles = home.data_editor(key=f"roles_{pending.id}_annotator").value
@@ -93,7 +81,7 @@ def test_unseen_multilingual_file_through_page_and_cli(ws, tmp_path, capsys):
                                                                  ["yo", "ta", "pl", "ko", "tr", "pt"] for a in range(3)}
     next(b for b in home.button if b.key and b.key.startswith("import_")).click().run()
     assert not home.exception
-    at = _page()
+    at = open_page(PAGE)
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.multiselect(key="ag_judges").value) == 6
 
@@ -103,12 +91,13 @@ def test_page_on_hanna(ws):
     from evalcore.data.ingest import load
 
     ing = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna")
-    at = _page(ws.save_dataset("HANNA", {"ratings": ing.frame}))
+    # 50 resamples: the verdict's flags need intervals, not precise ones
+    at = open_page(PAGE, dataset=ws.save_dataset("HANNA", {"ratings": ing.frame}), ag_boot="50")
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="ag_by").value == ["criterion"]
-    # Issue 23: the page opens on the judge closest to the humans (mean pairwise agreement gap over the criteria,
+    # The page opens on the judge closest to the humans (mean pairwise agreement gap over the criteria,
     # weighted by units), not the first in alphabetical order, and says so first.
-    from evalcore.pointwise.agreement import agreement
+    from evalcore.pointwise.agreement.table import agreement
 
     gap = agreement(ing.frame, by=("criterion",), n_boot=0)
     gap = gap[(gap["measure"] == "pairwise_agreement_gap") & gap["judge"].notna()]
@@ -133,19 +122,17 @@ def _values(spec) -> np.ndarray:
 
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")
 def test_meta_evaluation_tabs_on_hanna(ws):
-    """Issue 15 in the app: the unit filter, the leaderboard, system-level correlation, the rater-pair heatmap."""
+    """The meta-evaluation in the app: the unit filter, the leaderboard, system-level correlation, the rater-pair heatmap."""
     from evalcore.data.ingest import load
     from evalcore.pointwise.leaderboard import judge_leaderboard
     from evalcore.pointwise.meta import meta_correlations
 
     frame = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna").frame
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
-    at.query_params["dataset"] = ws.save_dataset("HANNA", {"ratings": frame})
-    at.run().switch_page(PAGE)
-    at.session_state["ag_boot"] = 100
+    # Few resamples: the page's numbers are compared with the library's at the same count.
+    at = open_page(PAGE, dataset=ws.save_dataset("HANNA", {"ratings": frame}), timeout=600, ag_boot="30", run=False)
+    at.session_state["ag_min_raters"] = 3
+    at.session_state["ag_max_raters"] = 3
     at.run()
-    at.number_input(key="ag_min_raters").set_value(3).run()
-    at.number_input(key="ag_max_raters").set_value(3).run()
     assert not at.exception
     assert any("6,336 unit(s) kept, 0 dropped" in c.value for c in at.caption)
     judges = sorted(frame.loc[frame["rater_kind"] == "judge", "rater"].unique())
@@ -153,20 +140,20 @@ def test_meta_evaluation_tabs_on_hanna(ws):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     board = judge_leaderboard(frame, judges=judges, measures=("kendall_tau", "spearman_rho", "kendall_tau_system",
-                                                              "spearman_rho_system"), n_boot=100, seed=0)
+                                                              "spearman_rho_system"), n_boot=30, seed=0)
     first = board[(board["criterion"] == at.selectbox(key="lb_crit").value) & (board["measure"] == "kendall_tau")]
     shown = at.dataframe[0].value
     assert shown["judge"].tolist() == first.sort_values("rank")["judge"].tolist()
     assert shown["estimate"].iloc[0].startswith(f"{first.sort_values('rank')['estimate'].iloc[0]:.3f}")
     at.session_state["ag_tab"] = "System level"
     at.run()
-    meta = meta_correlations(frame, judges=judges, n_boot=100, seed=0)
+    meta = meta_correlations(frame, judges=judges, n_boot=30, seed=0)
     row = meta[(meta["criterion"] == "Coherence") & (meta["judge"] == "ChatGPT/prompt1")
                & (meta["measure"] == "kendall_tau_system")].iloc[0]
     table = at.dataframe[0].value.set_index(["criterion", "judge"])
     assert table.loc[("Coherence", "ChatGPT/prompt1"), "kendall_tau_system"] == (
         f"{row['estimate']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
-    # Issue 23: the tab draws what it correlates, one point per system (pandas computes the same means).
+    # The tab draws what it correlates, one point per system (pandas computes the same means).
     judge, crit = at.selectbox(key="meta_judge").value, at.selectbox(key="meta_crit").value
     traces = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
     c = frame[frame["criterion"] == crit]

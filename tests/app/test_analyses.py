@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.data.ingest import load_samples
 from evalcore.ui import analyses
-from evalcore.ui.cache import result_key
+from tests.app.apptest import finish
 
 
 def _script() -> None:
@@ -51,8 +51,9 @@ def test_ready_and_result_share_one_key_and_the_workspace_keeps_it(ws):
     assert texts[2].startswith("dist True rows ")
     assert texts[3] == "stored True other seed False dist False"  # a plot table is kept in memory only
     assert texts[4] == "same True"
-    key = 'agreement:v3:{"by": ["language"], "judges": null, "max_raters": null, "min_raters": null, "n_boot": 0, "seed": 0}'
-    assert ws.result_keys(did) == [key]
+    # One result is stored, the one asked for (the plot table is not); a result of other options is another key.
+    opts = dict(by=("language",), judges=None, n_boot=0, seed=0)
+    assert ws.result_keys(did) == [analyses.AGREEMENT.key(**opts)] != [analyses.AGREEMENT.key(**{**opts, "seed": 1})]
 
 
 def test_each_analysis_has_its_own_name_and_version():
@@ -61,28 +62,31 @@ def test_each_analysis_has_its_own_name_and_version():
     # every analysis the module declares is registered (the registry is what the workspace is checked against)
     declared = {v.name for v in vars(analyses).values() if isinstance(v, analyses.Analysis)}
     assert declared == set(names)
-    opts = dict(a=None, b=None, judges=("j1",), ties="drop", seed=0, repeats=5)
+
+
+def test_a_key_changes_with_every_option_the_version_and_the_analysis():
+    """A stored result is reused only for the same analysis, version and options: a changed option, or a
+    version bumped because the results' meaning changed, never reads an old result."""
+    bias = dict(by=("language",), judges=("j",), n_boot=5, seed=2)
+    key = analyses.BIAS.key(**bias)
+    assert analyses.BIAS.key(seed=2, n_boot=5, judges=("j",), by=("language",)) == key  # order does not matter
+    for change in (dict(by=()), dict(by=("task",)), dict(judges=None), dict(judges=("j", "k")), dict(n_boot=6),
+                   dict(seed=3)):
+        assert analyses.BIAS.key(**{**bias, **change}) != key, change
+    assert dataclasses.replace(analyses.BIAS, version=analyses.BIAS.version + 1).key(**bias) != key
+    assert analyses.META.key(**bias) != key  # the same options, another analysis
+    pair = dict(a="x", b="y", method="ds", prior="ratio:0.3", judges=None, ties="drop", seed=0)
+    assert len({analyses.WINRATE.key(**{**pair, **c}) for c in (
+        {}, dict(a="y", b="x"), dict(method="bwrs"), dict(prior="none"), dict(judges=("j",)), dict(ties="half"),
+        dict(seed=1))}) == 7
+
+
+def test_the_curve_over_every_pair_uses_every_judge_so_a_judge_pick_does_not_split_it():
     curve = analyses.WINRATE_CURVE
-    assert curve.key(**opts) == result_key("winrate_curve", curve.version, {"a": None, "b": None, "judges": None,
-                                                                 "ties": "drop", "seed": 0, "repeats": 5})
-    bumped = dataclasses.replace(curve, version=curve.version + 1)
-    assert bumped.key(**opts) != curve.key(**opts) and bumped.key(**opts).startswith(f"winrate_curve:v{curve.version + 1}:")
-    bias = dict(by=(), judges=None, n_boot=10, seed=0)
-    assert analyses.BIAS.key(**bias) == dataclasses.replace(analyses.BIAS).key(**bias)
-
-
-def test_stored_keys_have_the_documented_format():
-    """``name:v<version>:<sorted JSON>``. Version 2 of agreement and bias added p, q and the FDR flags, and
-    version 2 of the win rates the strict-majority human label (issue 12): results stored as v1 are not reused."""
-    assert analyses.WINRATE.key(a="x", b="y", method="ds", prior="ratio:0.3", judges=None, ties="drop", seed=0) == (
-        'winrate:v2:{"a": "x", "b": "y", "judges": null, "method": "ds", "prior": "ratio:0.3", "seed": 0, '
-        '"ties": "drop"}')
-    assert analyses.WINRATE_ALL.key(method="bwrs", prior="none", baseline=None, judges=("j",), ties="drop",
-                                    seed=1, ood_auto=False) == (
-        'winrate_all:v2:{"baseline": null, "judges": ["j"], "method": "bwrs", "ood_auto": false, "prior": "none", '
-        '"seed": 1, "ties": "drop"}')
-    assert analyses.BIAS.key(by=("language",), judges=("j",), n_boot=5, seed=2) == (
-        'bias:v2:{"by": ["language"], "judges": ["j"], "n_boot": 5, "seed": 2}')
+    every = dict(a=None, b=None, ties="drop", seed=0, repeats=5)
+    assert curve.key(**every, judges=("j1",)) == curve.key(**every, judges=None)
+    one = {**every, "a": "x", "b": "y"}
+    assert curve.key(**one, judges=("j1",)) != curve.key(**one, judges=None)
 
 
 def _points_first_script() -> None:
@@ -95,16 +99,20 @@ def _points_first_script() -> None:
     history = st.session_state.setdefault("history", [])
     history.append((pending, bool(table["ci_low"].isna().all())))
     st.session_state["table"] = table
-    ui.finish_pending()
 
 
 def test_points_first_shows_estimates_then_the_same_intervals_the_library_gives(ws):
     """Over budget, the page gets the point estimates (no interval, no flag) and, after the background
-    resampling and one rerun, exactly the table the library computes in one go."""
-    from evalcore.pointwise.agreement import agreement, count_units
+    resampling and a rerun (the fragment under the note asks for it), exactly the table the library computes in
+    one go."""
+    from evalcore.pointwise.agreement.table import agreement
+    from evalcore.pointwise.agreement.units import count_units
 
     at, ratings, _ = _run_on_sample(ws, _points_first_script, timeout=300)
-    assert at.session_state["history"] == [(True, True), (False, False)]
+    assert at.session_state["history"] == [(True, True)]
+    finish(at)
+    history = at.session_state["history"]
+    assert set(history[:-1]) == {(True, True)} and history[-1] == (False, False)
     expected = agreement(count_units(ratings), by=("language",), n_boot=200, seed=0)
     got = at.session_state["table"]
     cols = ["language", "judge", "measure", "estimate", "ci_low", "ci_high", "q_value", "flagged"]

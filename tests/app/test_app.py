@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evalcore.data.store import NEEDS_MAPPING, READY
+from tests.app.apptest import open_page
 from tests.helpers import DATASETS, ROOT
 
 LONG_CSV = (b"item,annotator,criterion,score,lang\n1,ann1,LA,2,hi\n1,ann2,LA,1,hi\n1,gpt-4,LA,2,hi\n"
@@ -18,8 +19,7 @@ LONG_CSV = (b"item,annotator,criterion,score,lang\n1,ann1,LA,2,hi\n1,ann2,LA,1,h
 
 
 def _app() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120)
-    return at.run()
+    return open_page(timeout=120)
 
 
 def _import_button(at: AppTest):
@@ -61,7 +61,7 @@ def test_sample_button_loads_both_tables_in_one_click(ws):
     ratings = pd.read_csv(ROOT / "sample_data" / "ratings_multilingual.csv")
     assert at.metric[0].value == f"{len(ratings):,}"
     assert metrics["Languages"] == str(ratings["language"].nunique())
-    # Issue 23: the pairwise block showed "Languages 0 / Criteria 0"; a count appears only where it applies.
+    # The pairwise block once showed "Languages 0 / Criteria 0"; a count appears only where it applies.
     assert not [(m.label, m.value) for m in at.metric if m.value == "0"]
     assert "Systems" in labels[second:]
     # A second click reuses the stored sample instead of duplicating it.
@@ -298,7 +298,7 @@ def _zip_folder(folder, *, root: str) -> bytes:
 
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the LLMBar zip is built from it")
 def test_a_zip_of_the_llmbar_folder_uploads_every_judge(ws):
-    """Issue 23: several judges' result.json at once, as a .zip of their folder, read as the folder is."""
+    """Several judges' result.json at once, as a .zip of their folder, read as the folder is."""
     data = _zip_folder(DATASETS / "llmbar", root="llmbar")
     at = _app()
     at.file_uploader[0].set_value(("llmbar.zip", data, "application/zip")).run()
@@ -344,7 +344,7 @@ def test_a_hostile_zip_is_refused_naming_the_whole_file(ws):
 
 
 def test_the_uploader_states_our_size_limit_not_streamlits(ws, monkeypatch):
-    """Issue 23: the widget printed Streamlit's "1GB per file" under our "Limit 200 MB"."""
+    """The widget once printed Streamlit's "1GB per file" under our "Limit 200 MB"."""
     at = _app()
     assert at.file_uploader[0].proto.max_upload_size_mb == 200
     monkeypatch.setenv("EVALCORE_MAX_FILE_MB", "50")

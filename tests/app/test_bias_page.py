@@ -5,18 +5,17 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import DATASETS, ROOT
+from tests.app.apptest import BIAS, open_page
+from tests.helpers import DATASETS
 
 
 def _bias_page(dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=180)
-    if dataset is not None:
-        at.query_params["dataset"] = dataset  # a link to this dataset
-    return at.run().switch_page(str(ROOT / "pages" / "2_Bias.py")).run()
+    # A link to this dataset, with 200 resamples: the sample's designed biases are flagged with these too.
+    return open_page(BIAS, dataset=dataset, bi_boot="200")
 
 
 def test_bias_page_on_sample(ws):
-    AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run().button(key="load_sample").click().run()
+    open_page().button(key="load_sample").click().run()
     at = _bias_page()
     assert not at.exception, [e.value for e in at.exception]
     findings = " ".join(w.value for w in at.warning)

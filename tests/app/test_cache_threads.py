@@ -1,4 +1,4 @@
-"""The in-memory result store is shared by every session and the background threads (issue 23: it was
+"""The in-memory result store is shared by every session and the background threads (it was once
 mutated without a lock, so an eviction between one thread's lookup and its read raised KeyError)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Download file names (issue 23: a dataset or judge name put ':' or '/' into the file name)."""
+"""Download file names: a dataset or judge name once put ':' or '/' into the file name."""
 
 from __future__ import annotations
 

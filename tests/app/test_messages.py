@@ -1,4 +1,4 @@
-"""Every error message the app shows names a control of the app (issue 12, item 8): no CLI option, no page
+"""Every error message the app shows names a control of the app: no CLI option, no page
 that does not exist. The library's messages serve the CLI too; :func:`evalcore.ui.app_message` rewrites them."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import re
 import pandas as pd
 import pytest
 
-from evalcore.data import ingest, schema
+from evalcore.data import ingest
+from evalcore.data.validation import validate
 from evalcore.data import io as evio
 from evalcore.errors import DataError
-from evalcore.pairwise import winrate
+from evalcore.pairwise.pairs import pairs
 from evalcore.ui.messages import app_fix, app_message
 from tests.helpers import ROOT
 
@@ -77,9 +78,9 @@ def _raised(call) -> DataError:
 def test_messages_of_real_errors():
     # A required column missing, and one misspelt.
     frame = pd.DataFrame({"item_id": ["1"], "rater": ["a"], "rater_kind": ["human"]})
-    msg = app_message(_raised(lambda: schema.validate(frame, table="ratings", file="f.csv")))
+    msg = app_message(_raised(lambda: validate(frame, table="ratings", file="f.csv")))
     assert "choose the column that holds score in the column mapping" in msg and "--map" not in msg
-    msg = app_message(_raised(lambda: schema.validate(frame.assign(scroe=[1]), table="ratings", file="f.csv")))
+    msg = app_message(_raised(lambda: validate(frame.assign(scroe=[1]), table="ratings", file="f.csv")))
     assert "choose 'scroe' for score in the column mapping" in msg
     # No rater marked as a judge.
     raw = pd.DataFrame({"item": ["1", "1"], "who": ["ann", "bob"], "score": [1, 2]})
@@ -97,7 +98,7 @@ def test_messages_of_real_errors():
     assert "the Sheet selector" in msg and "--sheet" not in msg
     # Win rates without systems; a prior the pair cannot use.
     comps = pd.DataFrame({"item_id": ["1"], "rater": ["gpt-4"], "rater_kind": ["judge"], "winner": ["a"]})
-    msg = app_message(_raised(lambda: winrate.pairs(comps)))
+    msg = app_message(_raised(lambda: pairs(comps)))
     assert "Upload a file" in msg and "Data page" not in msg
     for m in (msg,):
         assert not NOT_IN_THE_APP.search(m)

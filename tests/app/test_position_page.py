@@ -10,18 +10,14 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.data.ingest import load, load_samples
 from evalcore.pairwise import position as pb
-from tests.helpers import LLMBAR, ROOT, needs_datasets
-
-PAGE = str(ROOT / "pages" / "5_Position_bias.py")
+from tests.app.apptest import POSITION as PAGE, open_page
+from tests.helpers import LLMBAR, needs_datasets
 
 pytestmark = pytest.mark.slow
 
 
 def _page(dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
-    if dataset is not None:
-        at.query_params["dataset"] = dataset
-    return at.run().switch_page(PAGE).run()
+    return open_page(PAGE, dataset=dataset)
 
 
 def _sample(ws) -> str:
@@ -29,7 +25,7 @@ def _sample(ws) -> str:
 
 
 def _readings(at: AppTest) -> list[str]:
-    """The per-judge readings, which the page opens with (issue 23: the verdict on the first screen)."""
+    """The per-judge readings, which the page opens with (the verdict on the first screen)."""
     return [line for i in at.info for line in i.value.split("  \n") if "gives the same verdict in both orders" in line]
 
 
@@ -50,7 +46,7 @@ def test_sample_numbers_match_the_library(ws):
     gpt4 = next(r for r in readings if r.startswith("**gpt-4/pairwise**"))
     cons = ref.loc[("gpt-4/pairwise", "none", "position_consistency"), "estimate"]
     assert f"on {cons:.0%} of items" in gpt4
-    # Issue 23: only a judge with probabilities is told to calibrate; the others are told why they cannot be
+    # Only a judge with probabilities is told to calibrate; the others are told why they cannot be
     assert gpt4.endswith("or calibrate it (below).")
     assert all("needs its probabilities" in r for r in readings if not r.startswith("**gpt-4/pairwise**"))
     # the before/after table opens on the judge with probabilities

@@ -1,4 +1,4 @@
-"""One dataset per browser session, and selectors that survive a dataset switch (issue 12, items 6-7).
+"""One dataset per browser session, and selectors that survive a dataset switch.
 
 Each ``AppTest`` is its own browser session (its own ``st.session_state`` and URL) on one shared
 server process and workspace, as two people using the app at once are.
@@ -11,15 +11,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.data import schema
+from evalcore.data.validation import validate
 from evalcore.data.ingest import load, load_samples
+from tests.app.apptest import AGREEMENT, BIAS, WIN_RATES, open_page
 from tests.app.test_agreement_page import unseen_file
-from tests.helpers import ROOT
-
-APP = str(ROOT / "Home.py")
-AGREEMENT = "pages/1_Agreement.py"
-BIAS = "pages/2_Bias.py"
-WIN_RATES = "pages/3_Win_rates.py"
 UNSEEN_JUDGES = ["claude-3/cot", "claude-3/plain", "gpt-4o/cot", "gpt-4o/plain", "llama-3-70b", "qwen-2-72b"]
 OTHER_JUDGES = ["judge-alpha", "judge-beta", "judge-gamma"]
 SAMPLE_JUDGES = ["gpt-4/per-criterion", "gpt-4/single-call"]
@@ -37,7 +32,7 @@ def _comparisons(seed: int = 3) -> pd.DataFrame:
                 wrong = {"a": "b", "b": "a"}[truth]
                 rows.append((f"{a}-{b}-{i}", a, b, rater, kind, truth if rng.random() < acc else wrong))
     frame = pd.DataFrame(rows, columns=["item_id", "system_a", "system_b", "rater", "rater_kind", "winner"])
-    return schema.validate(frame, table="comparisons", file="other.csv").frame
+    return validate(frame, table="comparisons", file="other.csv").frame
 
 
 @pytest.fixture
@@ -49,15 +44,10 @@ def two_datasets(ws, tmp_path):
     return sample, other
 
 
-def _session(dataset: str | None = None, page: str | None = None, timeout: int = 300) -> AppTest:
-    """A new browser session opened on ``page`` (the landing page by default), with ``?dataset=``."""
-    at = AppTest.from_file(APP, default_timeout=timeout)
-    if dataset is not None:
-        at.query_params["dataset"] = dataset
-    at.run()
-    if page is not None:
-        at.switch_page(page).run()
-    return at
+def _session(dataset: str | None = None, page: str | None = None, timeout: int = 300, **params: str) -> AppTest:
+    """A new browser session opened on ``page`` (the landing page by default), with ``?dataset=`` and the
+    other query parameters ``params``."""
+    return open_page(page, dataset=dataset, timeout=timeout, **params)
 
 
 def _clean(at: AppTest) -> None:
@@ -147,7 +137,7 @@ def test_deleting_this_tabs_dataset_goes_back_to_the_choice(two_datasets, ws):
 
 def test_agreement_page_after_a_dataset_switch(two_datasets):
     sample, other = two_datasets
-    at = _session(sample, AGREEMENT)
+    at = _session(sample, AGREEMENT, ag_boot="200")
     _clean(at)
     at.multiselect(key="ag_by").set_value(["task"]).run()  # a grouping the other dataset does not have
     _switch(at, other)
@@ -169,7 +159,7 @@ def test_agreement_page_after_a_dataset_switch(two_datasets):
 
 
 def test_agreement_page_with_no_judge_picked_says_so(two_datasets):
-    at = _session(two_datasets[1], AGREEMENT)
+    at = _session(two_datasets[1], AGREEMENT, ag_boot="200")
     at.multiselect(key="ag_judges").set_value([]).run()
     _clean(at)
     assert at.multiselect(key="ag_judges").value == []  # the user's own choice stays
@@ -180,8 +170,7 @@ def test_agreement_page_with_no_judge_picked_says_so(two_datasets):
 
 def test_bias_page_after_a_dataset_switch(two_datasets):
     sample, other = two_datasets
-    at = _session(sample, BIAS)
-    at.number_input(key="bi_boot").set_value(200).run()
+    at = _session(sample, BIAS, bi_boot="200")
     _clean(at)
     assert at.multiselect(key="bi_judges").value
     at.session_state["bi_tab"] = "Anchoring"  # only the open tab runs
@@ -207,8 +196,7 @@ def test_bias_page_after_a_dataset_switch(two_datasets):
 
 
 def test_bias_page_with_no_judge_picked_says_so(two_datasets):
-    at = _session(two_datasets[0], BIAS)
-    at.number_input(key="bi_boot").set_value(0).run()
+    at = _session(two_datasets[0], BIAS, bi_boot="0")
     at.multiselect(key="bi_judges").set_value([]).run()
     _clean(at)
     assert any("Pick at least one judge" in i.value for i in at.info)
@@ -228,7 +216,9 @@ def test_win_rates_page_after_a_dataset_switch(two_datasets):
     _switch(at, other)
     _clean(at)
     assert at.selectbox(key="wr_pair").options == ["sys-x vs sys-y", "sys-y vs sys-z"]
-    assert at.selectbox(key="wr_pair").value == "sys-x vs sys-y"
-    assert at.multiselect(key="wr_judges_sys-x vs sys-y").value == OTHER_JUDGES
+    # The sample's pair is gone: the page opens on this dataset's own opening pair, as a link to it does.
+    pair = at.selectbox(key="wr_pair").value
+    assert pair == _session(other, WIN_RATES).selectbox(key="wr_pair").value
+    assert at.multiselect(key=f"wr_judges_{pair}").value == OTHER_JUDGES
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Raw judge win rate k"] != "n/a" and metrics["Dawid-Skene p (mode)"] != "n/a"

@@ -9,18 +9,16 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.data.ingest import load, load_samples
 from evalcore.pairwise import superficial as sp
-from tests.helpers import LLMBAR, ROOT, needs_datasets
-
-PAGE = str(ROOT / "pages" / "4_Superficial_quality.py")
+from tests.app.apptest import SUPERFICIAL as PAGE, finish, open_page
+from tests.helpers import LLMBAR, needs_datasets
 
 pytestmark = pytest.mark.slow
 
 
-def _page(dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
-    if dataset is not None:
-        at.query_params["dataset"] = dataset
-    return at.run().switch_page(PAGE).run()
+def _page(dataset: str | None = None, **params: str) -> AppTest:
+    """The page from a link to ``dataset``; 200 resamples (the page's default is 1000) unless ``params`` say
+    otherwise: most tests here check what is drawn, not the intervals' last digit."""
+    return open_page(PAGE, dataset=dataset, **{"sq_boot": "200", **params})
 
 
 def _reading(at: AppTest) -> str:
@@ -49,7 +47,7 @@ def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monke
     judge = sorted(set(frame.loc[frame["rater_kind"] == "judge", "rater"].astype(str)))[0]
     data = sp.superficial_data(frame, judge=judge, q="superficial", by=("subset",))
     # The page opens at the cross-validated alpha: the median of the subsets' alpha_cv, on the 0.05 grid.
-    table = sp.superficial_table(data, folds=5, n_boot=1000, seed=0)
+    table = sp.superficial_table(data, folds=5, n_boot=200, seed=0)
     cv = table.loc[table["measure"] == "alpha_cv", "estimate"].astype(float)
     grid = np.round(np.arange(21) * 0.05, 2)
     opening = float(grid[np.argmin(np.abs(grid - np.median(cv)))])  # a tie goes to the smaller alpha
@@ -67,7 +65,7 @@ def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monke
         assert acc == pytest.approx(expected.loc[subset, "accuracy"], abs=5e-4)
         assert shown.loc[subset, "right → wrong"] == expected.loc[subset, "right_to_wrong"]
     assert "helps on Adversarial" in _reading(at)
-    assert calls  # points first (over 2 s) computes the curve twice: n_boot=0 at once, the bands behind
+    assert calls
     opened = len(calls)
     at.select_slider(key="sq_alpha").set_value(0.9).run()
     assert not at.exception
@@ -143,11 +141,7 @@ def test_pointwise_table_and_switching_datasets_mid_page(ws):
 
 def test_a_shared_link_restores_the_view(ws):
     """The address bar's sq_* parameters (a reload, a shared link) set the controls once."""
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=300)
-    at.query_params["dataset"] = _sample(ws)
-    at.query_params["sq_alpha"] = "0.9"
-    at.query_params["sq_judge"] = "llama-2-70b/pairwise"
-    at.run().switch_page(PAGE).run()
+    at = _page(_sample(ws), sq_alpha="0.9", sq_judge="llama-2-70b/pairwise")
     assert not at.exception, [e.value for e in at.exception]
     assert at.select_slider(key="sq_alpha").value == 0.9
     assert at.selectbox(key="sq_judge").value == "llama-2-70b/pairwise"
@@ -158,7 +152,7 @@ def test_a_shared_link_restores_the_view(ws):
 
 
 def test_a_slow_curve_shows_its_points_first_then_the_bands(ws, monkeypatch):
-    """Issue 23: the pointwise curve took up to two minutes behind a bare running indicator. Over 2 s the
+    """The pointwise curve once took up to two minutes behind a bare running indicator. Over 2 s the
     page draws the point estimates (n_boot=0) at once and the bands follow under a progress bar."""
     import time
 
@@ -174,31 +168,33 @@ def test_a_slow_curve_shows_its_points_first_then_the_bands(ws, monkeypatch):
         return real(data, **kw)
 
     monkeypatch.setattr(ps, "correlation_table", slow)
+    monkeypatch.setenv("EVALCORE_POINTS_FIRST_AFTER", "2")
     at = _page(_pointwise(ws))
     assert not at.exception, [e.value for e in at.exception]
-    assert 0 in asked and 1000 in asked  # the points at once, the intervals behind them
+    assert 0 in asked and 200 in asked  # the points at once, the intervals behind them
+    assert "Whether any change is clear" in _reading(at)  # no claim before the bands
+    assert at.get("progress")  # under a progress bar, which a fragment refreshes
+    finish(at)
     assert "Whether any change is clear" not in _reading(at)  # the rerun shows the finished result
     assert not at.dataframe[0].value["change"].str.contains("no interval").any()  # the bands arrived
 
 
 @needs_datasets
 def test_verdicts_only_file_still_gets_the_length_controlled_win_rate(ws):
-    """Issue 23: PandaLM's judges give verdicts, not scores: the page stopped at 'No judge scores each output'
+    """PandaLM's judges give verdicts, not scores: the page once stopped at 'No judge scores each output'
     although AlpacaEval's length control needs only the verdicts and the texts."""
     from evalcore.pairwise.superficial import length_controlled
     from tests.helpers import PANDALM
 
     frame = load([PANDALM], preset="pandalm").frame
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
-    at.query_params["dataset"] = ws.save_dataset("pandalm", {"comparisons": frame})
-    at.run().switch_page(PAGE)
+    at = open_page(PAGE, dataset=ws.save_dataset("pandalm", {"comparisons": frame}), timeout=600, run=False)
     at.session_state["sq_boot"] = 200
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("needs only the verdicts" in i.value for i in at.info)
     judge, q = at.selectbox(key="sq_judge").value, at.selectbox(key="sq_q").value
     shown = at.dataframe[0].value
-    lc = length_controlled(frame, judge=judge, alpha=None, q=q, n_boot=200, seed=0)
+    lc = length_controlled(frame, judges=judge, alpha=None, q=q, n_boot=200, seed=0)
     row = lc[lc["measure"] == "lc_win_rate"].iloc[0]
     got = shown[(shown["system"] == row["system_a"]) & (shown["against"] == row["system_b"])]
     assert got["length-controlled (AlpacaEval)"].iloc[0].startswith(f"{row['estimate']:.3f}")

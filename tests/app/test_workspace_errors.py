@@ -1,4 +1,4 @@
-"""An unusable workspace gives every page one clear message with its fix (issue 24, defect 2).
+"""An unusable workspace gives every page one clear message with its fix.
 
 Each kind of unusable workspace is made inside the test run: a read-only (immutable) folder, a folder that
 cannot be created, random bytes or a CSV where the database should be, and a database another process holds.
@@ -22,10 +22,7 @@ from streamlit.testing.v1 import AppTest
 from evalcore.data.ingest import load_samples
 from evalcore.data.store import Workspace
 from evalcore.ui import cache
-from tests.helpers import ROOT
-
-HOME = "Home.py"
-PAGES = [HOME, *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))]
+from tests.app.apptest import HOME, PAGES, open_page
 LONG_CSV = b"item,annotator,score\n1,ann1,2\n1,ann2,1\n1,gpt-4,2\n2,ann1,2\n2,ann2,2\n2,gpt-4,1\n"
 
 
@@ -116,13 +113,7 @@ def _plain(elements) -> list[str]:
 
 
 def _open(page: str, *, dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / HOME), default_timeout=90)
-    if dataset is not None:
-        at.query_params["dataset"] = dataset
-    at.run()
-    if page != HOME:
-        at.switch_page(page).run()
-    return at
+    return open_page(page, dataset=dataset, timeout=90)
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -159,7 +150,7 @@ def test_a_read_only_workspace_still_opens_its_datasets(read_only_sample):
     assert home.header[0].value == "Sample"
     notes = " ".join(_plain(home.sidebar.warning))
     assert "read-only" in notes and "EVALCORE_WORKSPACE" in notes
-    for page in ("pages/1_Agreement.py", "pages/5_Position_bias.py"):
+    for page in ("app_pages/1_Agreement.py", "app_pages/5_Position_bias.py"):
         at = _open(page, dataset=did)
         assert not at.exception, [e.value for e in at.exception]
         assert not at.error, [e.value for e in at.error]

@@ -7,7 +7,7 @@ import json
 from evalcore.cli import main
 from tests.helpers import ROOT
 
-PAGE = str(ROOT / "pages" / "1_Agreement.py")
+PAGE = str(ROOT / "app_pages" / "1_Agreement.py")
 
 
 def test_cli_agreement_records_and_boot_zero(capsys):
@@ -39,6 +39,7 @@ def test_cli_agreement_records_and_boot_zero(capsys):
     assert "needs pointwise ratings" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_point_estimates_in_a_fresh_process_start_neither_numba_nor_scipy(tmp_path):
     """`agreement --boot 0` on 250,000 ratings (above the compiled passes' threshold) counts with numpy in a
     fresh process: loading numba would cost more than it saves below LOAD_FROM rows (benchmarks/RESULTS.md)."""

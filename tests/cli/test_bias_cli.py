@@ -10,6 +10,7 @@ from evalcore.cli import main
 from tests.helpers import ROOT, SAMPLE
 
 
+@pytest.mark.slow
 def test_cli_bias_json_and_text(capsys):
     assert main(["bias", str(SAMPLE), "--by", "language", "--boot", "100", "--json"]) == 0
     recs = json.loads(capsys.readouterr().out)

@@ -22,6 +22,7 @@ def _json(capsys, *args) -> list[dict]:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_system_level_records_match_a_hand_aggregation(capsys):
     recs = _json(capsys, HANNA, "--preset", "hanna", "--by", "criterion", "--judge", "ChatGPT/prompt1",

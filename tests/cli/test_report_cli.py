@@ -15,6 +15,7 @@ from evalcore.cli import main
 from tests.helpers import SAMPLE, SAMPLE_PAIRS
 
 
+@pytest.mark.slow
 def test_report_writes_the_file_and_reproduces_its_numbers(tmp_path, capsys):
     out = tmp_path / "report.html"
     assert main(["report", str(SAMPLE), "--out", str(out), "--boot", "100", "--seed", "3"]) == 0
@@ -33,6 +34,7 @@ def test_report_writes_the_file_and_reproduces_its_numbers(tmp_path, capsys):
     assert f"{r['estimate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" in text
 
 
+@pytest.mark.slow
 def test_report_json_prints_the_card(tmp_path, capsys):
     assert main(["report", str(SAMPLE_PAIRS), "--json", "--boot", "100"]) == 0
     recs = json.loads(capsys.readouterr().out)
@@ -67,10 +69,11 @@ def test_bad_input_gives_one_error_line(argv, says, capsys, tmp_path, monkeypatc
 
 
 def test_validate_lists_meta_evaluation_where_systems_and_inputs_are_named(tmp_path, capsys):
-    """Issue 23: "What this data unlocks" (validate, Home) lists system- and input-level correlation and the judge
+    """"What this data unlocks" (validate, the home page) lists system- and input-level correlation and the judge
     leaderboard when the ratings name systems and inputs, and says what they would need otherwise."""
-    from evalcore.data import schema
-    from evalcore.report.tables import unlocked
+    from evalcore.data.summary import unlocks
+    from evalcore.data.validation import validate
+    from evalcore.report.views.home import unlocked
     from tests.unit.report.test_html import _systems_frame
 
     path = tmp_path / "summaries.csv"
@@ -83,7 +86,7 @@ def test_validate_lists_meta_evaluation_where_systems_and_inputs_are_named(tmp_p
     assert {"meta_system", "meta_input", "leaderboard"} <= set(json.loads(capsys.readouterr().out)["unlocks"])
     # without systems: the system and input levels say what they need; two judges still make a leaderboard
     plain = _systems_frame(n_inputs=6).drop(columns=["system", "input_id"])
-    av = schema.analyses(schema.validate(plain, table="ratings").frame, table="ratings").set_index("analysis")
+    av = unlocks(validate(plain, table="ratings").frame, table="ratings").set_index("analysis")
     assert av.loc["leaderboard", "available"] and not av.loc["meta_system", "available"]
     assert "column 'system'" in av.loc["meta_system", "missing"]
     shown = unlocked(av.reset_index(), "ratings").set_index("title")

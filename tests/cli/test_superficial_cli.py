@@ -33,6 +33,7 @@ def test_superficial_needs_scores(capsys):
     assert "score_a" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_superficial_pointwise_hanna(capsys):
     code = main(["superficial", str(HANNA), "--preset", "hanna", "--judge", "ChatGPT/prompt1", "--q", "text_length",
@@ -48,6 +49,7 @@ def test_superficial_pointwise_hanna(capsys):
     assert sum(r["measure"] == "kendall_tau_cv" for r in recs) == 6
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_superficial_length_controlled_pandalm(capsys):
     code = main(["superficial", str(PANDALM), "--preset", "pandalm", "--length-controlled", "--judge", "pandalm-7b",
@@ -67,7 +69,7 @@ def test_superficial_length_controlled_pandalm(capsys):
 
     frame = load(PANDALM, preset="pandalm").frame
     alone = frame[frame.system_a.isin(["llama-7b", "opt-7b"]) & frame.system_b.isin(["llama-7b", "opt-7b"])]
-    res = length_controlled(alone, judge="pandalm-7b", alpha=None, n_boot=50)
+    res = length_controlled(alone, judges="pandalm-7b", alpha=None, n_boot=50)
     assert res[res.measure == "lc_win_rate"][["estimate", "ci_low", "ci_high"]].iloc[0].tolist() == \
         [pair["estimate"], pair["ci_low"], pair["ci_high"]]
 

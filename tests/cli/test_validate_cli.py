@@ -232,6 +232,7 @@ def test_a_parquet_folder_without_engine_reads_through_duckdb(tmp_path, capsys, 
     assert ((merged["estimate"] - merged["estimate_engine"]).abs().fillna(0) < 1e-12).all()
 
 
+@pytest.mark.slow
 def test_a_csv_folder_too(tmp_path, capsys):
     pytest.importorskip("ibis")
     raw = pd.read_csv(SAMPLES / "ratings_multilingual.csv")

@@ -9,7 +9,7 @@ import pytest
 from evalcore.cli import main
 from tests.helpers import PANDALM, ROOT, SAMPLE_PAIRS, needs_datasets
 
-PAGE = str(ROOT / "pages" / "3_Win_rates.py")
+PAGE = str(ROOT / "app_pages" / "3_Win_rates.py")
 
 JSON_FIELDS = {"system_a", "system_b", "method", "prior", "p_mean", "p_mode", "ci_low", "ci_high", "k_observed",
                "p_human", "n_items", "n_human_labelled", "rhat", "ess", "seconds", "judges"}

@@ -13,12 +13,13 @@ import pandas as pd
 import pytest
 
 from evalcore.errors import DataError
-from evalcore.pointwise.agreement import agreement, count_units
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.agreement.units import count_units
 from tests.helpers import DATASETS, needs_datasets
 
 from .helpers import assert_same_table, item_statistics, unit_statistics
 
-BYS = [None, ["task"], [], ["criterion"], ["language", "task", "criterion"]]
+BYS = [["language", "criterion"], ["task"], [], ["criterion"], ["language", "task", "criterion"]]
 
 
 def _engine(duck, frame: pd.DataFrame, tmp_path, name: str = "r.parquet"):
@@ -29,16 +30,16 @@ def _engine(duck, frame: pd.DataFrame, tmp_path, name: str = "r.parquet"):
     return read(duck, path)
 
 
-@pytest.mark.parametrize("by", BYS, ids=lambda b: "default" if b is None else "-".join(b) or "none")
+@pytest.mark.parametrize("by", BYS, ids=lambda b: "-".join(b) or "none")
 def test_sample_statistics_and_table(duck, sample_frame, sample_parquet, by):
     from evalcore.engines.agreement import agreement as eagreement, count_units_engine
     from evalcore.engines.engine import read
 
     table = read(duck, sample_parquet)
     mem_units = count_units(sample_frame)
-    eng_units = count_units_engine(table, by=["language", "criterion"] if by is None else by)
+    eng_units = count_units_engine(table, by=by)
     assert unit_statistics(eng_units) == unit_statistics(mem_units)
-    if by is not None and "criterion" not in by:
+    if "criterion" not in by:
         assert not eng_units.per_criterion
         assert item_statistics(eng_units) == item_statistics(mem_units)
     assert eng_units.scale == mem_units.scale
@@ -71,7 +72,7 @@ def test_shuffled_rows_same_statistics_and_same_draws(duck, sample_frame, sample
 
     shuffled = sample_frame.sample(frac=1.0, random_state=11).reset_index(drop=True)
     eng_shuffled = _engine(duck, shuffled, tmp_path, "shuffled.parquet")
-    for by in (None, ["task"]):
+    for by in (["language", "criterion"], ["task"]):
         a = eagreement(read(duck, sample_parquet), by=by, n_boot=100, seed=5)
         b = eagreement(eng_shuffled, by=by, n_boot=100, seed=5)
         pd.testing.assert_frame_equal(a, b)
@@ -97,7 +98,7 @@ def test_unit_filter_same_as_in_memory(duck, sample_frame, sample_parquet):
     from evalcore.engines.engine import read
 
     table = read(duck, sample_parquet)
-    for by in (None, ["task"]):
+    for by in (["language", "criterion"], ["task"]):
         mem = agreement(sample_frame, by=by, n_boot=0, min_raters=3, max_raters=3)
         eng = eagreement(table, by=by, n_boot=0, min_raters=3, max_raters=3)
         assert eng["note"].str.contains("unit(s) kept", regex=False).all()
@@ -110,8 +111,8 @@ def test_judges_subset_and_unknown_judge(duck, sample_frame, sample_parquet):
 
     table = read(duck, sample_parquet)
     judge = "gpt-4/single-call"
-    assert_same_table(agreement(sample_frame, judges=[judge], n_boot=0),
-                      eagreement(table, judges=[judge], n_boot=0), draws=True)
+    assert_same_table(agreement(sample_frame, by=["language", "criterion"], judges=[judge], n_boot=0),
+                      eagreement(table, by=["language", "criterion"], judges=[judge], n_boot=0), draws=True)
     with pytest.raises(DataError, match="no judge named 'nobody'"):
         eagreement(table, judges=["nobody"], n_boot=0)
 
@@ -150,6 +151,7 @@ def test_per_criterion_units_refuse_other_groupings(duck, sample_parquet):
         agreement(units, by=["language"], n_boot=0)
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_hanna(duck, tmp_path):
     """HANNA: six criteria, many judges with fractional (averaged) scores, read through its preset."""
@@ -160,7 +162,7 @@ def test_hanna(duck, tmp_path):
     table = _engine(duck, frame, tmp_path, "hanna.parquet")
     assert unit_statistics(count_units_engine(table)) == unit_statistics(count_units(frame))
     assert item_statistics(count_units_engine(table, by=[])) == item_statistics(count_units(frame))
-    for by in (None, []):
+    for by in (["criterion"], []):
         assert_same_table(agreement(frame, by=by, n_boot=0), eagreement(table, by=by, n_boot=0), draws=True)
 
 

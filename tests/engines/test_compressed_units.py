@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 
 from evalcore.errors import DataError
-from evalcore.pointwise.agreement import agreement, count_units, filter_units
+from evalcore.pointwise.agreement.filter import filter_units
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.agreement.units import count_units
 from tests.helpers import ROOT
 
 from .helpers import assert_same_table
@@ -74,7 +76,7 @@ def test_per_criterion_units_need_criterion_in_the_grouping():
 
 _PROBE = """
 import numpy as np, pandas as pd
-from evalcore.pointwise.agreement import agreement
+from evalcore.pointwise.agreement.table import agreement
 rng = np.random.default_rng(0); n = 2000
 df = pd.DataFrame({"item_id": np.repeat(np.arange(n), 4).astype(str), "criterion": np.tile(["a", "a", "b", "b"], n),
                    "rater": np.tile(["h1", "h2", "h1", "h2"], n), "rater_kind": "human",

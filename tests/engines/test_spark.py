@@ -33,7 +33,7 @@ def fixtures(sample_frame, tmp_path_factory):
 
 
 def test_spark_gives_duckdb_statistics_and_table(spark, duck, fixtures):
-    from evalcore.pointwise.agreement import count_units
+    from evalcore.pointwise.agreement.units import count_units
     from evalcore.engines.agreement import agreement as eagreement, count_units_engine
     from evalcore.engines.engine import read
 

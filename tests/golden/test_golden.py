@@ -49,7 +49,12 @@ def _diff(a, b, path: str = "") -> str | None:
     return None if (a == b and type(a) is type(b)) else f"{path}: {a!r}, golden {b!r}"
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+#: The cases on the real datasets are marked slow (``dev.py test --fast`` leaves them out): HANNA's agreement
+#: alone takes 15 s; the sample's cases stay in the fast run.
+_PARAMS = [pytest.param(name, marks=pytest.mark.slow) if CASES[name][0] else name for name in sorted(CASES)]
+
+
+@pytest.mark.parametrize("name", _PARAMS)
 def test_cli_json_matches_golden(name):
     needs, argv = CASES[name]
     if needs and not DATASETS.exists():

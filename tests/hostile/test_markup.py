@@ -157,6 +157,7 @@ def reports(payload):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["ratings", "comparisons"])
 def test_report_figures_show_names_as_text(reports, kind):
     figures = report_figures(reports[kind])
@@ -188,7 +189,8 @@ def test_figures_of_every_builder_show_names_as_text(payload):
     from evalcore.pointwise.familiarity import perplexity_by_score
     from evalcore.pointwise.rater_pairs import rater_pair_matrix
     from evalcore.pointwise.scale_use import score_frequencies
-    from evalcore.report import plots, tables
+    from evalcore.report import plots
+    from evalcore.report.views import agreement, home
 
     ratings = payload["ratings"]
     judge = RENAME["rater"]["gpt-4/single-call"]
@@ -204,10 +206,10 @@ def test_figures_of_every_builder_show_names_as_text(payload):
         "conditional": plots.conditional_figure(conditional_distribution(
             ratings, given=crit, target=RENAME["criterion"]["PC"], threshold=3.0, n_boot=0, seed=0)),
     }
-    counts, by = tables.coverage(ratings)
+    counts, by = home.coverage(ratings)
     figs["coverage"] = plots.coverage_figure(counts, by=by)
     pairs = rater_pair_matrix(ratings, n_boot=0, seed=0)
-    matrix, counts = tables.pair_matrix(pairs, measure=list(tables.PAIR_MEASURES)[0], group={"criterion": crit})
+    matrix, counts = agreement.pair_matrix(pairs, measure=list(agreement.PAIR_MEASURES)[0], group={"criterion": crit})
     figs["rater_pairs"] = plots.rater_pair_heatmap(matrix, counts, label="kappa")
     for name, fig in figs.items():
         as_json = json.loads(fig.to_json())  # arrays as lists
@@ -266,8 +268,8 @@ def raw_markdown(texts: list[str]) -> list[str]:
     return [t for t in texts if RAW_MARKDOWN.search(t)]
 
 
-PAGES = ["Home.py", "pages/1_Agreement.py", "pages/2_Bias.py", "pages/3_Win_rates.py",
-         "pages/4_Superficial_quality.py", "pages/5_Position_bias.py"]
+PAGES = ["app_pages/0_Home.py", "app_pages/1_Agreement.py", "app_pages/2_Bias.py", "app_pages/3_Win_rates.py",
+         "app_pages/4_Superficial_quality.py", "app_pages/5_Position_bias.py"]
 
 
 @pytest.fixture(scope="module")
@@ -279,10 +281,10 @@ def payload_workspace(tmp_path_factory):
 
 
 def _open(page: str, dataset: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=600)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     at.query_params["dataset"] = dataset
     at.run()
-    return at if page == "Home.py" else at.switch_page(str(ROOT / page)).run()
+    return at if page == PAGES[0] else at.switch_page(str(ROOT / page)).run()
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -297,7 +299,7 @@ def test_every_page_shows_payload_names_as_text(page, payload_workspace, monkeyp
     assert any(md(NAME) in t for t in texts), texts[:20]
     raw = [s for f in figures for s in raw_plotly_markup(f)]
     assert not raw, raw[:5]
-    if page != "pages/3_Win_rates.py":  # its first tab draws the posteriors of p, named by method only
+    if page != "app_pages/3_Win_rates.py":  # its first tab draws the posteriors of p, named by method only
         assert figures and any("&lt;" in s for f in figures for s in _strings(f))
 
 
@@ -305,7 +307,7 @@ def test_a_link_in_the_address_bar_stays_text(payload_workspace, monkeypatch):
     """``?dataset=[Click here to log in again](http://...)``: the message naming it shows it as written."""
     path, _ = payload_workspace
     monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
-    at = _open("pages/1_Agreement.py", LOGIN)
+    at = _open("app_pages/1_Agreement.py", LOGIN)
     assert not at.exception, [e.value for e in at.exception]
     texts, _ = rendered(at)
     assert any(md(LOGIN) in t for t in texts), texts
@@ -321,7 +323,7 @@ def test_an_upload_named_with_markdown_stays_text(tmp_path, monkeypatch):
     csv = ("item,annotator,criterion,score\n" + "".join(
         f"{i},{r},{IMG},{(i + j) % 3}\n" for i in range(6) for j, r in enumerate([A_TAG, "ann2", "gpt-4"]))).encode()
     did = Workspace(tmp_path / "ws.duckdb").save_upload([(name, csv)])
-    at = _open("Home.py", did)
+    at = _open(PAGES[0], did)
     assert not at.exception, [e.value for e in at.exception]
     texts, _ = rendered(at)
     assert any(md(name.removesuffix(".csv")) in t for t in texts), texts
@@ -344,8 +346,8 @@ def test_no_page_icon_is_fetched_from_the_internet(page, tmp_path, monkeypatch):
     real = st.set_page_config
     monkeypatch.setattr(st, "set_page_config", lambda **kw: (icons.append(kw.get("page_icon")), real(**kw))[1])
     monkeypatch.setenv("EVALCORE_WORKSPACE", str(tmp_path / "ws.duckdb"))
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120).run()
-    if page != "Home.py":
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    if page != PAGES[0]:
         at.switch_page(str(ROOT / page)).run()
     assert not at.exception, [e.value for e in at.exception]
     assert icons and all(i and not str(i).startswith(":material/") for i in icons), icons

@@ -18,7 +18,7 @@ def test_the_agreement_page_leaves_per_row_columns_out_of_the_groupings(ws):
     did = ws.save_dataset("timed", {"ratings": ratings}, source="timed.csv")
     at = AppTest.from_file(str(APP), default_timeout=300)
     at.query_params["dataset"] = did
-    at = at.run().switch_page(str(ROOT / "pages" / "1_Agreement.py")).run()
+    at = at.run().switch_page(str(ROOT / "app_pages" / "1_Agreement.py")).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     by = at.multiselect(key="ag_by")

@@ -22,7 +22,7 @@ def test_the_bias_page_names_the_stray_score(ws):
     did = ws.save_dataset("stray", {"ratings": ratings}, source="stray.csv")
     at = AppTest.from_file(str(APP), default_timeout=300)
     at.query_params["dataset"] = did
-    at = at.run().switch_page(str(ROOT / "pages" / "2_Bias.py")).run()
+    at = at.run().switch_page(str(ROOT / "app_pages" / "2_Bias.py")).run()
     assert not at.exception, [e.value for e in at.exception]
     shown = [w.value.replace("\\", "") for w in at.warning]
     assert any(w.startswith("On H: " + named) and "looks like a typo" in w for w in shown), shown

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from evalcore.cli import main
-from evalcore.data import ingest, io, schema
+from evalcore.data import ingest, io, validation
+from evalcore.data.summary import unlocks
 from evalcore.errors import DataError
 
 # --------------------------------------------------------------------------- defect 7: very wide files
@@ -35,18 +36,18 @@ def test_a_20000_column_file_validates_with_a_note_and_checks_only_the_columns_k
     path = tmp_path / "wide.csv"
     _wide_file(path, 20_000)
     visited: list[int] = []
-    real = schema._text_warnings
+    real = validation._text_warnings
 
     def counting(frame, *, file):
         visited.append(frame.shape[1])
         return real(frame, file=file)
 
-    monkeypatch.setattr(schema, "_text_warnings", counting)
+    monkeypatch.setattr(validation, "_text_warnings", counting)
     ing = ingest.load(path)
     kept = [c for c in ing.frame.columns if c.startswith("extra_")]
-    assert kept == [f"extra_{i}" for i in range(schema.MAX_EXTRA_COLUMNS)]
+    assert kept == [f"extra_{i}" for i in range(validation.MAX_EXTRA_COLUMNS)]
     # The text checks saw the canonical columns, the extras kept and the row numbers: not 20,000 columns.
-    assert visited == [5 + schema.MAX_EXTRA_COLUMNS + 1]
+    assert visited == [5 + validation.MAX_EXTRA_COLUMNS + 1]
     note = next(n for n in ing.notes if "besides evalcore's own" in n)
     assert "wide.csv has 19,995 columns besides evalcore's own" in note
     assert "the first 200 ('extra_0' to 'extra_199') are kept as segments" in note
@@ -56,9 +57,9 @@ def test_a_20000_column_file_validates_with_a_note_and_checks_only_the_columns_k
 
 def test_a_wide_file_under_the_limit_keeps_every_column_without_a_note(tmp_path):
     path = tmp_path / "some.csv"
-    _wide_file(path, 5 + schema.MAX_EXTRA_COLUMNS)
+    _wide_file(path, 5 + validation.MAX_EXTRA_COLUMNS)
     ing = ingest.load(path)
-    assert ing.frame.shape[1] == 5 + schema.MAX_EXTRA_COLUMNS
+    assert ing.frame.shape[1] == 5 + validation.MAX_EXTRA_COLUMNS
     assert not [n for n in ing.notes if "besides evalcore's own" in n]
 
 
@@ -67,23 +68,23 @@ def test_the_text_checks_still_find_a_formula_and_html_among_many_columns(tmp_pa
                           "score": ["1", "2"], **{f"c{i}": ["x", "y"] for i in range(50)},
                           "note": pd.array(["=HYPERLINK(1)", "-1"], dtype="string"),
                           "html": ["<b>hi</b>", "plain"]})
-    notes = schema.validate(frame, table="ratings", file="f.csv").notes
+    notes = validation.validate(frame, table="ratings", file="f.csv").notes
     assert any("column 'note': 1 cell(s) start like a spreadsheet formula (first at row 2" in n for n in notes)
     assert any("column 'html': 1 cell(s) hold HTML markup (first at row 2: '<b>hi</b>')" in n for n in notes)
 
 
 def test_validate_called_directly_also_leaves_the_extra_columns_out(tmp_path):
-    extras = {f"x{i}": [i, i] for i in range(schema.MAX_EXTRA_COLUMNS + 3)}
+    extras = {f"x{i}": [i, i] for i in range(validation.MAX_EXTRA_COLUMNS + 3)}
     frame = pd.DataFrame({"item_id": ["q1", "q1"], "rater": ["h", "gpt-4"], "rater_kind": ["human", "judge"],
                           "score": [1, 2], **extras})
-    v = schema.validate(frame, table="ratings", file="f.csv")
+    v = validation.validate(frame, table="ratings", file="f.csv")
     assert "x199" in v.frame.columns and "x200" not in v.frame.columns
     assert any("the other 3 ('x200', 'x201', 'x202', ...) were left out" in n for n in v.notes)
 
 
 def test_a_wide_layout_with_many_rater_columns_keeps_every_rater(tmp_path):
     # One column per annotator: the rater columns are data, not extras, however many there are.
-    n = schema.MAX_EXTRA_COLUMNS + 50
+    n = validation.MAX_EXTRA_COLUMNS + 50
     frame = pd.DataFrame({"item_id": ["q1", "q2"], **{f"annotator_{i}": [1, 2] for i in range(n)},
                           "gpt-4": [2, 2]})
     ing = ingest.ingest_frame(frame, file="w.csv")
@@ -129,7 +130,7 @@ def test_a_system_compared_with_itself_does_not_unlock_win_rates(tmp_path, capsy
     assert "win_rate" not in d["unlocks"]
     assert "same.csv: 12 row(s) compare a system with itself (system_a and system_b are both 'm1', first at row 2); " \
            "win rates leave them out." in d["notes"]
-    av = schema.analyses(ingest.load(path).frame, table="comparisons").set_index("analysis")
+    av = unlocks(ingest.load(path).frame, table="comparisons").set_index("analysis")
     assert av.loc["win_rate", "missing"] == ("a comparison of two different systems (every row names the same "
                                              "system as system_a and system_b)")
     assert main(["winrate", str(path)]) == 1
@@ -144,8 +145,8 @@ def test_a_system_compared_with_itself_does_not_unlock_win_rates(tmp_path, capsy
      True),
 ])
 def test_the_unlock_table_and_the_win_rates_agree(case, pairs_by_kind, available):
-    frame = schema.validate(_comparisons(pairs_by_kind), table="comparisons", file="c.csv").frame
-    av = schema.analyses(frame, table="comparisons").set_index("analysis")
+    frame = validation.validate(_comparisons(pairs_by_kind), table="comparisons", file="c.csv").frame
+    av = unlocks(frame, table="comparisons").set_index("analysis")
     assert bool(av.loc["win_rate", "available"]) is available, av.loc["win_rate", "missing"]
     assert _win_rates_run(frame) is available
     if case == "only the judge compares a system with itself":
@@ -190,7 +191,7 @@ def test_mapping_one_of_score_and_Score_leaves_the_other_out(tmp_path, fmt):
                               mapping={"item_id": "item_id", "rater": "rater", "rater_kind": "rater_kind",
                                        "score": "score"})
     assert "Score" not in app.frame.columns
-    assert schema.analyses(app.frame, table="ratings").set_index("analysis").loc["superficial_ratings",
+    assert unlocks(app.frame, table="ratings").set_index("analysis").loc["superficial_ratings",
                                                                                   "available"] == False  # noqa: E712
 
 
@@ -244,7 +245,7 @@ def test_a_control_character_in_a_system_name_is_refused(tmp_path):
     frame.loc[3, "system_b"] = "m2\x1b"
     with pytest.raises(DataError, match=r"column 'system_b': 1 system b value\(s\) hold an invisible control "
                                         r"character \(U\+001B\): 'm2\\x1b'"):
-        schema.validate(frame, table="comparisons", file="c.csv")
+        validation.validate(frame, table="comparisons", file="c.csv")
 
 
 def _write(frame: pd.DataFrame, path) -> None:

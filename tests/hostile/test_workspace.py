@@ -36,7 +36,7 @@ def system_temp(tmp_path_factory, monkeypatch) -> Path:
 
 
 def _home(dataset: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     if dataset is not None:
         at.query_params["dataset"] = dataset
     return at.run()
@@ -195,12 +195,12 @@ def test_identical_uploads_from_processes_at_once_make_one_dataset(tmp_path):
 def test_a_link_to_an_upload_awaiting_its_mapping_says_so_and_opens_the_mapping(ws):
     did = ws.save_upload([("judgments.csv", LONG_CSV)])
     at = _home(dataset=did)
-    at.switch_page("pages/1_Agreement.py").run()
+    at.switch_page("app_pages/1_Agreement.py").run()
     _clean(at)
     shown = " ".join(_plain(i.value) for i in at.info)
     assert "waiting for its column mapping" in shown and "judgments" in shown, shown
     assert "deleted" not in shown and "not in the workspace" not in shown, shown
-    links = [link for link in at.page_link if link.proto.page.endswith("Home.py") or "home" in link.label.lower()]
+    links = [link for link in at.page_link if link.proto.page.endswith("0_Home.py") or "home" in link.label.lower()]
     assert any(link.proto.query_string == f"dataset={did}" for link in links), [l.proto for l in links]
     # The home page opened from that link shows the upload's column mapping.
     home = _home(dataset=did)

@@ -15,9 +15,10 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.apptest import open_page
 from tests.helpers import APP, ROOT, SAMPLE, SAMPLE_PAIRS
 
-PAGES = sorted((ROOT / "pages").glob("*.py"))
+PAGES = sorted((ROOT / "app_pages").glob("*.py"))
 
 
 def _cli(*args: str, tmp_path=None) -> subprocess.CompletedProcess:
@@ -76,7 +77,7 @@ def test_every_page_opens_on_the_sample(ws):
     home.button(key="load_sample").click().run()
     assert not home.exception, [e.value for e in home.exception]
     for page in PAGES:
-        at = AppTest.from_file(str(APP), default_timeout=300).run().switch_page(str(page)).run()
+        at = open_page(None if page.name == "0_Home.py" else str(page.relative_to(ROOT)))
         assert not at.exception, (page.name, [e.value for e in at.exception])
         assert not at.error, (page.name, [e.value for e in at.error])
         shown = len(at.markdown) + len(at.get("plotly_chart")) + len(at.dataframe)

@@ -138,7 +138,7 @@ _STATISTICS = re.compile(r"\b(import (numpy|pandas)|from (numpy|pandas)|groupby|
                          r"\.sum\(|\.loc\[|np\.|pd\.)")
 
 
-@pytest.mark.parametrize("page", sorted([*(ROOT / "pages").glob("*.py"), ROOT / "Home.py"]), ids=lambda p: p.name)
+@pytest.mark.parametrize("page", sorted([*(ROOT / "app_pages").glob("*.py"), ROOT / "app.py"]), ids=lambda p: p.name)
 def test_pages_hold_no_statistics(page):
     hits = [f"{page.name}:{i}: {line.strip()}" for i, line in enumerate(page.read_text().split("\n"), 1)
             if _STATISTICS.search(line) and not line.strip().startswith("#")]

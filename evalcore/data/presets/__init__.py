@@ -43,27 +43,16 @@ from typing import Any
 
 from ... import columns
 from ...errors import DataError
+from .. import io
 from .bayescal import read_bayescal
-from .common import TABULAR_SUFFIXES, Preset, PresetResult, as_path_list, describe_paths, expand
+from .common import Preset, PresetResult, as_path_list, describe_paths, expand
 from .crowdkit import read_crowdkit
-from .hanna import HANNA_CRITERIA, read_hanna
+from .hanna import read_hanna
 from .llmbar import read_llmbar
 from .pandalm import read_pandalm
 
-__all__ = [
-    "HANNA_CRITERIA",
-    "PRESETS",
-    "Preset",
-    "PresetResult",
-    "TABULAR_SUFFIXES",
-    "detect_preset",
-    "read_bayescal",
-    "read_crowdkit",
-    "read_hanna",
-    "read_llmbar",
-    "read_pandalm",
-    "read_preset",
-]
+# Only what this module defines: each preset's reader and the shared types are imported from their own module.
+__all__ = ["PRESETS", "detect_preset", "read_preset"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -152,7 +141,9 @@ def read_preset(name: str, paths: Any, **options: Any) -> PresetResult:
             return preset.read(plain, **options)
     except DataError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError, UnicodeDecodeError) as e:
+    except RecursionError:  # JSON nested deeper than Python's parser (or a later walk over it) goes
+        raise io.too_deep(describe_paths(paths)) from None
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, UnicodeDecodeError) as e:
         # Safety net: a file shaped in a way the preset did not foresee.
         raise DataError(
             f"could not be read as {preset.title} ({type(e).__name__}: {e})",
@@ -165,13 +156,13 @@ def read_preset(name: str, paths: Any, **options: Any) -> PresetResult:
 def _plain_files(paths: Any):
     """``paths`` with each compressed file (gzip, zstd, bzip2) replaced by its content, written to a temporary
     folder under its inner name (``hanna.csv.gz`` -> ``hanna.csv``): presets recognise and read files by name
-    and header. Decompression stops at the size limit (:func:`evalcore.data.io.decompress`).
+    and header. Decompression stops at the size limit (:func:`evalcore.data.files.decompress`).
 
     A zip archive of a folder (``llmbar.zip``) becomes that folder, unpacked by
     :func:`evalcore.data.files.unpack_zip` (size limit on the unpacked data, no member outside the folder), so
     that a preset reads it as it reads the folder: LLMBar's judge and subset come from the paths inside.
     Messages name what the user gave (``llmbar.zip/Natural/.../result.json``), not the temporary folder."""
-    from .. import files, io
+    from .. import files
 
     try:
         given = as_path_list(paths)
@@ -184,9 +175,9 @@ def _plain_files(paths: Any):
             if p.is_file():
                 with open(p, "rb") as fh:
                     head = fh.read(16)
-                if io.compression(head, p.name):
-                    target = Path(tmp) / io.inner_name(p.name)
-                    target.write_bytes(io.decompress(p.read_bytes(), name=p.name))
+                if files.compression(head, p.name):
+                    target = Path(tmp) / files.inner_name(p.name)
+                    target.write_bytes(files.decompress(p.read_bytes(), name=p.name))
                     p = target
                 elif files.is_zip_archive(p):
                     # A folder per archive, named as the archive: 'llmbar.zip/Natural/...' in messages.

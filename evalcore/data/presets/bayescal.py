@@ -20,6 +20,8 @@ _FIX = ("Gao et al.'s format needs the columns task (or task_id), worker (or wor
 _TEXT = ("premise", "instruction", "input", "output_1", "output_2")
 _JUNK = re.compile(r"^(index|level_\d+|__index_level_\d+__|unnamed: \d+)$", re.IGNORECASE)
 
+#: The columns that hold names: a worker or a generator called NA keeps its name.
+_NAMES = ("task", "task_id", "worker", "worker_id", "generator_1", "generator_2")
 _ALIASES = (("task", ("task", "task_id")), ("worker", ("worker", "worker_id")), ("human_label", ("human_label",)),
             ("llm_label", ("llm_label",)), ("generator_1", ("generator_1",)), ("generator_2", ("generator_2",)))
 
@@ -28,7 +30,7 @@ def _read_file(path: Path, dropped: set[str]) -> pd.DataFrame:
     """One file with canonical source names, ``_row``/``_file`` for messages and parsed ``_human_label``/``_llm_label``.
 
     Text and index columns are dropped (their names added to ``dropped``)."""
-    frame = read_table(path)
+    frame = read_table(path, names=_NAMES)
     ren = {}
     for canon, aliases in _ALIASES:
         col = find_column(frame, *aliases)

@@ -8,7 +8,6 @@ labels, and put a table's canonical columns first. Every problem raises
 from __future__ import annotations
 
 import inspect
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,8 @@ import pandas as pd
 
 from ... import columns
 from ...errors import DataError
+from .. import io
+from ..strings import MISSING_WORDS
 
 TABULAR_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq", ".xlsx", ".xls")
 
@@ -136,69 +137,31 @@ def describe_paths(paths: Any) -> str:
 
 
 def load_json(path: Path) -> Any:
-    """The parsed JSON of ``path``; a message naming the file when it is not UTF-8 JSON."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise DataError("is not a UTF-8 text file", file=str(path), fix="choose the JSON file itself, not an archive or binary") from None
-    except OSError as e:
-        raise DataError(f"could not be opened ({e.strerror or e})", file=str(path), fix="check that the file exists and is readable") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DataError(
-            f"is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})",
-            file=str(path),
-            fix="choose the original JSON file; if you edited it, check it with a JSON validator",
-        ) from None
+    """The parsed JSON of ``path``, read by :func:`evalcore.data.io.load_json` (size limit, encodings, and its
+    messages for invalid or too deeply nested JSON), naming the file as given."""
+    return io.load_json(path, name=str(path))
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """Read CSV / TSV / JSON Lines / JSON records / Parquet / Excel, ids as text where possible."""
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".csv", ".txt"):
-            frame = pd.read_csv(path, dtype=str, encoding="utf-8-sig")
-            if frame.shape[1] == 1 and any(s in str(frame.columns[0]) for s in ("\t", ";", "|")):
-                frame = pd.read_csv(path, dtype=str, sep=None, engine="python", encoding="utf-8-sig")
-        elif suffix in (".tsv", ".tab"):
-            frame = pd.read_csv(path, dtype=str, sep="\t", encoding="utf-8-sig")
-        elif suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(path, lines=True, dtype=False)
-        elif suffix == ".json":
-            data = load_json(path)
-            if isinstance(data, dict) and all(isinstance(v, list) for v in data.values()):
-                frame = pd.DataFrame(data)
-            elif isinstance(data, list) and all(isinstance(r, dict) for r in data):
-                frame = pd.DataFrame.from_records(data)
-            else:
-                raise DataError(
-                    "is JSON but not a table (expected a list of records or JSON Lines)",
-                    file=str(path),
-                    fix="save the table as JSON Lines (one record per line) or CSV",
-                )
-        elif suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(path)
-        elif suffix in (".xlsx", ".xls"):
-            frame = pd.read_excel(path, dtype=str)
-        else:
-            raise DataError(
-                f"has an unsupported extension '{suffix or '(none)'}'",
-                file=str(path),
-                fix="save the table as CSV, TSV, JSON Lines, Parquet or Excel",
-            )
-    except DataError:
-        raise
-    except pd.errors.EmptyDataError:
-        raise DataError("is empty", file=str(path), fix="choose a file with a header row and data") from None
-    except ImportError as e:
-        raise DataError(f"needs an optional package to be read ({e})", file=str(path), fix="save the table as CSV instead") from None
-    except UnicodeDecodeError:
-        raise DataError("is not UTF-8 text", file=str(path), fix="save it as UTF-8 CSV") from None
-    except (ValueError, OSError, pd.errors.ParserError) as e:
-        raise DataError(f"could not be read as a table ({str(e).splitlines()[0] if str(e) else type(e).__name__})",
-                        file=str(path), fix="check that the file is a valid CSV, TSV, JSON Lines or Parquet file") from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+def read_table(path: Path, *, names: Iterable[str] = ()) -> pd.DataFrame:
+    """One table file (CSV, TSV, JSON Lines, JSON records, Parquet, Excel) read by
+    :func:`evalcore.data.io.read_table`: its formats, encodings, delimiters, size limit and messages.
+
+    The reader keeps every cell as written, so that a worker or a task called ``NA`` keeps its name. As
+    validation does, a word such as ``NA``, ``null`` or ``NaN`` (:data:`~evalcore.data.strings.MISSING_WORDS`)
+    is a missing value in every other column (a label, a segment): ``names`` lists the columns that hold
+    names (matched case-insensitively, as :func:`find_column` finds them).
+    """
+    frame = io.read_table(path, name=str(path))
+    # The reader's row bookkeeping (first row, skipped rows, notes) is about this file, not the preset's table.
+    frame.attrs = {}
+    keep = {n.lower() for n in names}
+    for col in frame.columns:
+        s = frame[col]
+        if col.lower() in keep or pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        words = s.isin(MISSING_WORDS).to_numpy(dtype=bool)
+        if words.any():
+            frame[col] = s.mask(words)
     return frame
 
 

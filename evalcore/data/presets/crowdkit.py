@@ -10,7 +10,7 @@ import pandas as pd
 from ... import columns
 from ...errors import DataError
 from ..raters import looks_like_judge
-from ..schema import decimal_comma
+from ..numbers import decimal_comma
 from .common import PresetResult, describe_paths, find_column, finish, id_text, is_missing, plural, read_table, \
     short_list, tabular_files, were
 
@@ -68,7 +68,7 @@ def read_crowdkit(paths: Any, *, judges: Sequence[str] | None = None, criterion:
     notes: list[str] = []
     no_label = 0
     for path in files:
-        frame = read_table(path)
+        frame = read_table(path, names=("task", "worker", "criterion"))  # a worker may be called NA
         found = {}
         for name in ("task", "worker", "label"):
             col = find_column(frame, name)

@@ -220,7 +220,7 @@ def read_hanna(paths: Any) -> PresetResult:
     files = _score_files(paths)
     acc = _Collected()
     for path in files:
-        frame = read_table(path)
+        frame = read_table(path, names=("Model",))
         use = _rating_columns(frame, acc)
         for r, rec in enumerate(frame.to_dict("records")):
             _read_system(rec, r + 2, path, use, acc)

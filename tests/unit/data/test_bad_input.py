@@ -20,7 +20,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evalcore.cli import main
-from evalcore.data import ingest, io, schema
+from evalcore.data import files, ingest, io
+from evalcore.data.export import csv_safe
 from evalcore.data.store import NEEDS_MAPPING, Workspace, default_path
 from evalcore.text import md
 from evalcore.errors import DataError, FileTooLargeError
@@ -115,10 +116,10 @@ def test_library_names_file_place_and_fix(case, monkeypatch):
 
 def test_size_error_is_its_own_type_and_the_limit_is_configurable(monkeypatch):
     path = BAD / "too_large.csv"
-    assert io.max_file_bytes() == 200 * 2**20  # the default
+    assert files.max_file_bytes() == 200 * 2**20  # the default
     assert len(ingest.load(path).frame) == 60  # the file itself is fine
     monkeypatch.setenv("EVALCORE_MAX_FILE_MB", "0.001")
-    assert io.max_file_bytes() == 1048
+    assert files.max_file_bytes() == 1048
     with pytest.raises(FileTooLargeError):
         io.read_table(path)
     with pytest.raises(FileTooLargeError):  # bytes of an upload are checked the same way
@@ -126,7 +127,7 @@ def test_size_error_is_its_own_type_and_the_limit_is_configurable(monkeypatch):
     assert len(io.read_table(path, max_bytes=10_000)) == 60  # an explicit limit wins
     for junk in ("lots", "-5", "0"):  # not a positive number: the default applies
         monkeypatch.setenv("EVALCORE_MAX_FILE_MB", junk)
-        assert io.max_file_bytes() == 200 * 2**20
+        assert files.max_file_bytes() == 200 * 2**20
 
 
 def test_forced_delimiter_is_the_only_problem_with_the_semicolon_file():
@@ -168,7 +169,7 @@ def test_html_and_formulas_are_notes_not_errors():
 
 def test_csv_safe_neutralises_formulas_on_export():
     ing = ingest.load(BAD / "html_formulas.csv")
-    exported = schema.csv_safe(ing.frame).to_csv(index=False)
+    exported = csv_safe(ing.frame).to_csv(index=False)
     back = list(csv.DictReader(_io.StringIO(exported)))
     assert [r["text"] for r in back] == [
         "<b>bold</b> answer", "'=HYPERLINK(\"http://example.com\",\"click\")", "plain answer",
@@ -181,7 +182,7 @@ def test_csv_safe_neutralises_formulas_on_export():
 
     frame = pd.DataFrame({"v": ["=1+2", "+cmd", "-x", "@x", "\tx", "\rx", " =x", "-1", "+2", "ok", None],
                           "=h": ["a"] * 11})
-    safe = schema.csv_safe(frame)
+    safe = csv_safe(frame)
     assert list(safe["v"].fillna("<NA>")) == ["'=1+2", "'+cmd", "'-x", "'@x", "'\tx", "'\rx", "' =x", "-1", "+2",
                                               "ok", "<NA>"]
     assert list(safe.columns) == ["v", "'=h"]
@@ -206,6 +207,7 @@ def test_cli_prints_one_line_and_exits_1(case, monkeypatch, capsys):
     assert lines == [f"evalcore: error: {expected}"], err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["binary.csv", "several_sheets.xlsx", "too_large.csv", "duplicate_judgment.csv"])
 def test_cli_console_entry_point(name, tmp_path):
     env = {"EVALCORE_MAX_FILE_MB": "0.001", "EVALCORE_WORKSPACE": str(tmp_path),
@@ -240,7 +242,7 @@ def test_cli_reads_what_the_options_fix(capsys):
 
 
 def _upload(name: str, data: bytes | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "Home.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     data = (BAD / name).read_bytes() if data is None else data
     at.file_uploader[0].set_value((name, data, MIME[Path(name).suffix])).run()
@@ -252,9 +254,10 @@ def _stored() -> list:
     return Workspace(default_path()).list_datasets()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_app_shows_the_message(case, monkeypatch):
-    # The app shows the library's message with its fix naming app controls, not CLI options (issue 12).
+    # The app shows the library's message with its fix naming app controls, not CLI options.
     from evalcore.ui.messages import app_message
 
     library = _library_error(case, monkeypatch)  # env (size limit) stays set for the app
@@ -290,6 +293,7 @@ def test_app_shows_the_message(case, monkeypatch):
         assert any(s.value.startswith("Ready: 6 judgments of 2 items") for s in at.success)
 
 
+@pytest.mark.slow
 def test_app_shows_notes_for_html_and_formulas():
     from evalcore.ui.messages import app_note
 
@@ -302,6 +306,7 @@ def test_app_shows_notes_for_html_and_formulas():
     assert any(s.value.startswith("Ready: 6 judgments") for s in at.success)
 
 
+@pytest.mark.slow
 def test_app_shows_the_tsv_note():
     at = _upload("commas_named_tsv.tsv")
     assert [e.value for e in at.error] == []

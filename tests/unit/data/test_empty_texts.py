@@ -1,4 +1,4 @@
-"""Empty output texts are outputs of length 0, not missing texts (issue 23)."""
+"""Empty output texts are outputs of length 0, not missing texts."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_pandalm_empty_responses_are_counted_and_survive_a_csv_round_trip(tmp_pa
     pd.testing.assert_series_equal(csv.frame["text_a"].str.len(), folder.frame["text_a"].str.len())
 
     def n_items(ing):
-        lc = length_controlled(ing.frame, judge="gpt-3.5-turbo", alpha=None, lc=False, n_boot=0)
+        lc = length_controlled(ing.frame, judges="gpt-3.5-turbo", alpha=None, lc=False, n_boot=0)
         row = lc[(lc["system_a"] == "bloom-7b") & (lc["system_b"] == "cerebras-gpt-6.7B") & (lc["measure"] == "win_rate")]
         return int(row["n"].iloc[0])
 

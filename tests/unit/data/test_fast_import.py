@@ -1,4 +1,4 @@
-"""Issue 17: compressed files, the pyarrow CSV path and the factorised validation give what the
+"""Compressed files, the pyarrow CSV path and the factorised validation give what the
 element-wise paths give, value for value, and every message stays as it was."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.data import codes, ingest, io, schema
+from evalcore.data import codes, files, ingest, io, validation
+from evalcore.data.summary import summarize, unlocks
 from evalcore.errors import DataError, FileTooLargeError
 from tests.helpers import DATASETS, HANNA, SAMPLE, SAMPLE_PAIRS
 
@@ -77,6 +78,7 @@ def test_compressed_sample_reads_as_the_plain_file(ext):
     assert len(packed) == len(pd.read_csv(SAMPLE)) and packed["item_id"].dtype == STR
 
 
+@pytest.mark.slow
 @needs_data
 @pytest.mark.parametrize("ext", sorted(COMPRESS))
 def test_compressed_hanna_reads_as_the_plain_file(tmp_path, ext):
@@ -98,8 +100,8 @@ def test_compression_is_found_by_its_bytes_and_the_inner_name_sets_the_format():
     assert frame.attrs["notes"] == ["x.tsv.bz2 is separated by semicolons, not tabs; it was read that way."]
     # Named .gz but plain text: read as the text it is.
     assert io.read_table(b"a,b\n1,2\n", name="x.csv.gz").to_dict("list") == {"a": ["1"], "b": ["2"]}
-    assert io.compression(b"BZh is a header,b\n1,2\n") is None  # bzip2's magic needs its block header too
-    assert io.inner_name("judgments.CSV.GZ") == "judgments.CSV" and io.inner_name(".gz") == ".gz"
+    assert files.compression(b"BZh is a header,b\n1,2\n") is None  # bzip2's magic needs its block header too
+    assert files.inner_name("judgments.CSV.GZ") == "judgments.CSV" and files.inner_name(".gz") == ".gz"
 
 
 def test_compressed_parquet_and_json_lines_are_read():
@@ -110,7 +112,7 @@ def test_compressed_parquet_and_json_lines_are_read():
     pd.testing.assert_frame_equal(back, frame)
     lines = b'{"item_id": "007", "score": 1}\n{"item_id": "010", "score": 2}\n'
     assert io.read_table(gzip.compress(lines), name="t.jsonl.gz")["item_id"].tolist() == ["007", "010"]
-    assert io.sniff_format(gzip.compress(buf.getvalue()), "t.parquet.gz") == "parquet"
+    assert files.sniff_format(gzip.compress(buf.getvalue()), "t.parquet.gz") == "parquet"
 
 
 def test_several_gzip_members_and_bzip2_streams_are_read_whole():
@@ -122,7 +124,7 @@ def test_several_gzip_members_and_bzip2_streams_are_read_whole():
 def test_a_decompression_bomb_is_refused_without_inflating_it(monkeypatch):
     monkeypatch.setenv("EVALCORE_MAX_FILE_MB", "1")
     bomb = gzip.compress(b"a,b\n" + b"1,2\n" * (12 * 2**20))  # 48 MB of CSV in ~50 KB
-    assert len(bomb) < io.max_file_bytes()
+    assert len(bomb) < files.max_file_bytes()
     tracemalloc.start()
     try:
         with pytest.raises(FileTooLargeError, match=r"^bomb\.csv\.gz: decompresses to more than the 1 MB limit\. "
@@ -134,7 +136,7 @@ def test_a_decompression_bomb_is_refused_without_inflating_it(monkeypatch):
     assert peak < 8 * 2**20  # it stopped near the limit instead of inflating 48 MB
     for ext, pack in COMPRESS.items():
         with pytest.raises(FileTooLargeError, match="decompresses to more than the 1 MB limit"):
-            io.decompress(pack(b"0" * (3 * 2**20)), name="z" + ext)
+            files.decompress(pack(b"0" * (3 * 2**20)), name="z" + ext)
 
 
 @pytest.mark.parametrize("ext", sorted(COMPRESS))
@@ -259,7 +261,7 @@ def _validate_both(frame: pd.DataFrame, **kw):
     out = []
     for f in (frame, _object(frame)):
         try:
-            out.append(schema.validate(f, **kw))
+            out.append(validation.validate(f, **kw))
         except DataError as exc:
             out.append(str(exc))
     return out
@@ -312,16 +314,16 @@ def test_factorised_validation_gives_the_same_messages(change, phrase):
 def test_summary_counts_match_plain_pandas():
     ing = ingest.load(SAMPLE)
     frame = ing.frame
-    s = schema.summarize(frame, table="ratings")
+    s = summarize(frame, table="ratings")
     humans = frame[frame["rater_kind"] == "human"]
     assert s.items == frame["item_id"].nunique() and s.rows == len(frame)
     assert s.human_raters == humans["rater"].nunique()
     assert s.judges == frame.loc[frame["rater_kind"] == "judge", "rater"].nunique()
     assert s.max_humans_per_item == humans.groupby(["item_id", "criterion"])["rater"].nunique().max()
     assert s.languages == tuple(sorted(frame["language"].unique()))
-    with schema.shared_codes():
-        av = schema.analyses(frame, table="ratings")
-        assert schema.summarize(frame, table="ratings", available=av) == s
+    with codes.shared_codes():
+        av = unlocks(frame, table="ratings")
+        assert summarize(frame, table="ratings", available=av) == s
     assert list(av.loc[av["available"], "analysis"]) == list(s.unlocks)
 
 
@@ -342,7 +344,7 @@ def test_reordering_by_codes_equals_iloc(monkeypatch):
     raw = pd.read_csv(SAMPLE, dtype=str, keep_default_na=False).sample(frac=1, random_state=2)
     frame = io.read_table(raw.to_csv(index=False).encode(), name="s.csv")
     fast = ingest.ingest_frame(frame, file="s.csv")
-    monkeypatch.setattr(schema, "_reorder", lambda df, order: df.iloc[order])
+    monkeypatch.setattr(validation, "_reorder", lambda df, order: df.iloc[order])
     slow = ingest.ingest_frame(frame, file="s.csv")
     pd.testing.assert_frame_equal(fast.frame, slow.frame, check_exact=True)
     assert fast.frame.attrs == slow.frame.attrs and fast.notes == slow.notes

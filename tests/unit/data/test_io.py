@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.data import ingest, io
+from evalcore.data import files, ingest, io
 from evalcore.errors import DataError
 
 ROWS = [
@@ -100,7 +100,7 @@ LATIN = "item_id,rater,score\n007,Zoë,3\n008,José,4\n009,Ångström,5\n"
 ])
 def test_encodings_decode_right(encoding, detected, text):
     data = text.encode(encoding)
-    assert io.detect_encoding(data) == detected
+    assert files.detect_encoding(data) == detected
     frame = io.read_table(data, name="names.csv")
     expected = [line.split(",")[1] for line in text.splitlines()[1:]]
     assert list(frame["rater"]) == expected
@@ -109,10 +109,10 @@ def test_encodings_decode_right(encoding, detected, text):
 
 
 def test_utf16_bom_detection_helpers():
-    assert io.detect_encoding("a,b\n".encode("utf-16-le")) == "utf-16-le"
-    assert io.detect_encoding(b"\xef\xbb\xbfa,b\n") == "utf-8-sig"
-    assert io.detect_encoding("é".encode("utf-8")) == "utf-8"
-    assert io.detect_encoding(b"\x81\x8d") == "latin-1"  # bytes cp1252 leaves undefined
+    assert files.detect_encoding("a,b\n".encode("utf-16-le")) == "utf-16-le"
+    assert files.detect_encoding(b"\xef\xbb\xbfa,b\n") == "utf-8-sig"
+    assert files.detect_encoding("é".encode("utf-8")) == "utf-8"
+    assert files.detect_encoding(b"\x81\x8d") == "latin-1"  # bytes cp1252 leaves undefined
 
 
 # --------------------------------------------------------------------------- delimiters and quoting
@@ -121,7 +121,7 @@ def test_utf16_bom_detection_helpers():
 @pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
 def test_delimiter_is_sniffed(sep):
     data = REF.to_csv(index=False, sep=sep)
-    assert io.sniff_delimiter(data) == sep
+    assert files.sniff_delimiter(data) == sep
     frame = io.read_table(data.encode(), name="data.csv")
     assert frame.shape == (6, 6)
     # Quoted fields hold the delimiter, quotes and newlines intact.
@@ -133,7 +133,7 @@ def test_forced_delimiter_and_its_names():
     data = REF.to_csv(index=False, sep="\t").encode()
     for d in ("\t", "\\t", "tab", "TAB"):
         assert io.read_table(data, name="d.csv", delimiter=d).shape == (6, 6)
-    assert io.normalize_delimiter("semicolon") == ";" and io.normalize_delimiter(None) is None
+    assert files.normalize_delimiter("semicolon") == ";" and files.normalize_delimiter(None) is None
     with pytest.raises(DataError, match=r"d\.csv: the delimiter '::' cannot be used\. Fix: give one character"):
         io.read_table(data, name="d.csv", delimiter="::")
     with pytest.raises(DataError, match="separated by tabs, not commas"):
@@ -150,7 +150,7 @@ def test_forced_delimiter_on_a_file_with_decimal_commas():
 
 def test_sniffing_ignores_delimiters_inside_quotes():
     data = 'id,text\n1,"a;b;c;d"\n2,"e;f;g;h"\n3,"x|y|z"\n'
-    assert io.sniff_delimiter(data) == ","
+    assert files.sniff_delimiter(data) == ","
     assert list(io.read_table(data.encode(), name="q.csv")["text"]) == ["a;b;c;d", "e;f;g;h", "x|y|z"]
 
 
@@ -279,8 +279,8 @@ def test_size_is_checked_before_reading(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALCORE_MAX_FILE_MB", "0.001")
     with pytest.raises(DataError, match=r"x\.csv: is 2\.3 KB, over the 1\.0 KB limit\. Fix: set EVALCORE_MAX_FILE_MB"):
         io.read_table(path)
-    assert io.format_size(1048) == "1.0 KB" and io.format_size(200 * 2**20) == "200 MB"
-    assert io.format_size(999) == "999 bytes"
+    assert files.format_size(1048) == "1.0 KB" and files.format_size(200 * 2**20) == "200 MB"
+    assert files.format_size(999) == "999 bytes"
     monkeypatch.setenv("EVALCORE_MAX_FILE_MB", "0.002")  # 2097 bytes: just under the file's 2404
     with pytest.raises(DataError, match=r"is 2\.3 KB, over the 2\.0 KB limit"):
         io.read_table(path)
@@ -307,7 +307,7 @@ def test_archives_are_named_as_such():
     with pytest.raises(DataError, match=r"r\.csv: is a zip archive \(holding ratings\.csv\), not a data table\. "
                                         r"Fix: unzip it"):
         io.read_table(buf.getvalue(), name="r.csv")
-    # gzip is read transparently (issue 17); a gzip inside a gzip is still named as an archive.
+    # gzip is read transparently; a gzip inside a gzip is still named as an archive.
     assert io.read_table(gzip.compress(b"a,b\n1,2\n", mtime=0), name="r.csv.gz").to_dict("list") == \
         {"a": ["1"], "b": ["2"]}
     with pytest.raises(DataError, match=r"r\.csv\.gz: is not a data table: it looks like a gzip archive\. "

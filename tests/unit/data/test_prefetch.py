@@ -1,4 +1,4 @@
-"""Issue 17: the command line reads its input file in a background thread while pandas imports
+"""The command line reads its input file in a background thread while pandas imports
 (``evalcore.data.files.prefetch``). A read-ahead must change nothing but the time: the same frame,
 the same factorised columns, the same messages for bad files, and a file changed in between is
 read again."""

@@ -19,14 +19,10 @@ import pandas as pd
 import pytest
 
 from evalcore import columns
-from evalcore.data.presets import (
-    PRESETS,
-    Preset,
-    PresetResult,
-    detect_preset,
-    read_preset,
-)
-from evalcore.data import schema
+from evalcore.data import ingest, io
+from evalcore.data.presets import PRESETS, detect_preset, read_preset
+from evalcore.data.presets.common import Preset, PresetResult
+from evalcore.data.validation import validate
 from evalcore.errors import DataError
 from tests.helpers import DATASETS, SMALL
 
@@ -239,7 +235,7 @@ def test_llmbar_unparseable_winner_is_kept_as_invalid_with_a_note(tmp_path):
     assert judge.loc[~judge["invalid"], "winner"].notna().all()
     assert any("2 unparseable verdicts of ChatGPT/Vanilla_NoRules (neither '1' nor '2') were kept as rows marked "
                "invalid" in n for n in result.notes)
-    checked = schema.validate(result.frame, table="comparisons", file="result.json").frame
+    checked = validate(result.frame, table="comparisons", file="result.json").frame
     assert checked["invalid"].dtype == bool and int(checked["invalid"].sum()) == 2
 
 
@@ -380,6 +376,7 @@ def hanna_all():
     return read_preset("hanna", [_dataset("hanna") / "hanna_metric_scores_llm.csv"])
 
 
+@pytest.mark.slow
 def test_hanna_shape_raters_and_criteria(hanna_all):
     _check_canonical(hanna_all)
     frame = hanna_all.frame
@@ -419,6 +416,7 @@ def test_hanna_human_mean_equals_the_aggregate_columns(hanna_all):
     assert compared == 1056 * 6
 
 
+@pytest.mark.slow
 def test_hanna_fleiss_kappa_relevance(hanna_all):
     from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
@@ -533,6 +531,51 @@ def test_crowdkit_classifies_open_judges_by_name_and_reads_decimal_commas(tmp_pa
     assert not any("text categories" in n for n in result.notes)
 
 
+
+_NA_TABLE = pd.DataFrame({"task": ["t1", "t1", "null", "null", "t3", "t3"],
+                          "worker": ["NA", "gpt-4o", "NA", "gpt-4o", "NA", "gpt-4o"],
+                          "label": ["4", "5", "3", "NA", "2", "n/a"]})
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv", "jsonl", "xlsx"])
+def test_crowdkit_worker_named_na_stays_a_worker(tmp_path, suffix):
+    """Presets read files as evalcore.data.io does: names stay as written (a worker called NA, a task called
+    null); a word such as NA is a missing value only outside the name columns (here, two missing labels)."""
+    path = tmp_path / f"na.{suffix}"
+    if suffix == "jsonl":
+        _NA_TABLE.to_json(path, orient="records", lines=True)
+    elif suffix == "xlsx":
+        _NA_TABLE.to_excel(path, index=False)
+    else:
+        _NA_TABLE.to_csv(path, sep="\t" if suffix == "tsv" else ",", index=False)
+    result = read_preset("crowdkit", [path])
+    frame = result.frame
+    assert dict(zip(frame["rater"], frame["rater_kind"])) == {"NA": "human", "gpt-4o": "judge"}
+    assert list(zip(frame["item_id"], frame["rater"], frame["score"])) == [
+        ("t1", "NA", 4.0), ("t1", "gpt-4o", 5.0), ("null", "NA", 3.0), ("t3", "NA", 2.0)]
+    assert any("2 rows without a label were left out" in n for n in result.notes)
+    # Through the whole import, as the CLI and the app run it: the worker NA is still a rater.
+    ing = ingest.load(path, preset="crowdkit")
+    assert sorted(set(ing.frame["rater"])) == ["NA", "gpt-4o"] and len(ing.frame) == 4
+
+
+@pytest.mark.parametrize("preset,name", [("llmbar", "result.json"), ("pandalm", "testset-v1.json"),
+                                         ("crowdkit", "deep.json"), ("crowdkit", "deep.jsonl"),
+                                         ("bayescal", "deep.json")])
+def test_deeply_nested_json_gets_the_readers_message(tmp_path, preset, name):
+    """JSON nested deeper than Python's parser goes: the message evalcore.data.io gives, not a RecursionError."""
+    nested = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / name
+    path.write_text('{"task": "t1", "worker": "w", "label": %s}\n' % nested if name.endswith(".jsonl") else nested)
+    with pytest.raises(DataError) as plain:
+        io.read_table(path)
+    with pytest.raises(DataError) as got:
+        read_preset(preset, [path])
+    assert (got.value.problem, got.value.fix) == (plain.value.problem, plain.value.fix)
+    assert got.value.file == str(path)
+    assert "recursion" not in str(got.value).lower()
+
+
 # --------------------------------------------------------------------------------------
 # bayescal
 # --------------------------------------------------------------------------------------
@@ -614,6 +657,7 @@ def test_detect_preset_real_data():
     assert detect_preset([_dataset("hanna")]) == "hanna"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA file is needed")
 @pytest.mark.parametrize("kind", ["gz", "bz2"])
 def test_a_compressed_preset_file_is_recognised_and_read_like_the_plain_one(tmp_path, kind):

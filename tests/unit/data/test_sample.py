@@ -25,6 +25,7 @@ from evalcore.columns import (
     required_columns,
 )
 from evalcore.data import sample
+from evalcore.data.validation import validate
 from tests.helpers import REPO
 
 SAMPLE_DIR = REPO / "sample_data"
@@ -178,12 +179,9 @@ def test_comparisons_columns_are_canonical(comparisons):
         assert comparisons[col].notna().all(), col
 
 
-def test_sample_data_passes_schema_validation(ratings, comparisons):
-    schema = pytest.importorskip("evalcore.data.schema")
-    if not hasattr(schema, "validate"):
-        pytest.skip("evalcore.data.schema.validate not available")
-    r = schema.validate(ratings, table=RATINGS, file=sample.RATINGS_FILE)
-    c = schema.validate(comparisons, table=COMPARISONS, file=sample.COMPARISONS_FILE)
+def test_sample_data_passes_validation(ratings, comparisons):
+    r = validate(ratings, table=RATINGS, file=sample.RATINGS_FILE)
+    c = validate(comparisons, table=COMPARISONS, file=sample.COMPARISONS_FILE)
     assert len(r.frame) == len(ratings) and len(c.frame) == len(comparisons)
 
 

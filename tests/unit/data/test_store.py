@@ -456,6 +456,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_kill_9_mid_write_leaves_only_complete_datasets(tmp_path):
     path = tmp_path / "crash.duckdb"
     n = 150_000
@@ -498,6 +499,7 @@ def test_kill_9_mid_write_leaves_only_complete_datasets(tmp_path):
 # --------------------------------------------------------------------------- durability
 
 
+@pytest.mark.slow
 def test_dataset_survives_a_server_restart(tmp_path):
     path = tmp_path / "restart.duckdb"
     frames = tmp_path / "frames.pkl"
@@ -531,6 +533,7 @@ def test_dataset_survives_a_server_restart(tmp_path):
 # --------------------------------------------------------------------------- concurrency
 
 
+@pytest.mark.slow
 def test_threads_share_a_workspace(tmp_path):
     """8 sessions of one server saving, listing, loading, renaming and deleting at once."""
     path = tmp_path / "threads.duckdb"
@@ -609,6 +612,7 @@ for i in range(n):
 """
 
 
+@pytest.mark.slow
 def test_two_processes_write_at_once(tmp_path):
     path = tmp_path / "procs.duckdb"
     n = 12
@@ -641,6 +645,7 @@ con.close()
 """
 
 
+@pytest.mark.slow
 def test_a_process_holding_the_file_gives_a_clear_error(ws):
     did = ws.save_dataset("d", {"ratings": ratings_frame()})
     holder = _python(_HOLDER, str(ws.path), "60")
@@ -666,6 +671,7 @@ def test_a_process_holding_the_file_gives_a_clear_error(ws):
     assert [d.id for d in ws.list_datasets()] == [did]  # nothing half-written by the blocked save
 
 
+@pytest.mark.slow
 def test_a_brief_lock_is_waited_for(ws):
     holder = _python(_HOLDER, str(ws.path), "1.0")
     assert holder.stdout.readline().strip() == "holding"

@@ -1,4 +1,4 @@
-"""A .zip of a folder (issue 23): read by the preset that reads the folder, unpacked within the size limit and
+"""A .zip of a folder: read by the preset that reads the folder, unpacked within the size limit and
 never outside its folder."""
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ import pytest
 from evalcore.data import ingest
 from evalcore.errors import DataError
 from evalcore.labels import NO_MAJORITY, strict_majority
-from evalcore.pairwise import winrate as wr
 from evalcore.pairwise.accuracy import judge_accuracy
-from evalcore.stats import cell_rng
+from evalcore.pairwise.pairs import pair_data
+from evalcore.stats.bootstrap import cell_rng
 from tests.helpers import LLMBAR, PANDALM, needs_datasets
 
 TOL = 1e-12
@@ -69,10 +69,10 @@ def test_pair_data_takes_the_humans_strict_majority():
         ("i4", "h1", "human", "A", "B", "a"), ("i4", "h1", "human", "B", "A", "b"),
         ("i4", "h2", "human", "A", "B", "b"),
     ])
-    pair = wr.pair_data(df, "A", "B")
+    pair = pair_data(df, "A", "B")
     np.testing.assert_array_equal(pair.human, [-1, -1, 1, -1])
     assert pair.human_ties == 3 and pair.n_human == 1 and pair.p_human == 0.0
-    rnd = wr.pair_data(df, "A", "B", ties="random", seed=3)
+    rnd = pair_data(df, "A", "B", ties="random", seed=3)
     assert rnd.human[2] == 1 and set(rnd.human[[0, 1, 3]]) <= {0, 1}
 
 
@@ -83,9 +83,9 @@ def test_invalid_rows_are_missing_verdicts_for_win_rates():
         ("i3", "j", "judge", "A", "B", "b"), ("i3", "h", "human", "A", "B", "b"),
     ])
     df["invalid"] = [False, False, True, False, False, False]
-    pair = wr.pair_data(df, "A", "B")
+    pair = pair_data(df, "A", "B")
     np.testing.assert_array_equal(pair.verdicts[:, 0], [0, -1, 1])
-    same = wr.pair_data(df[~df["invalid"]].drop(columns="invalid"), "A", "B")
+    same = pair_data(df[~df["invalid"]].drop(columns="invalid"), "A", "B")
     np.testing.assert_array_equal(pair.verdicts, same.verdicts)
     np.testing.assert_array_equal(pair.human, same.human)
     assert pair.judge_ties == (0,)  # an unparsed output is not a tie
@@ -94,7 +94,7 @@ def test_invalid_rows_are_missing_verdicts_for_win_rates():
 def test_seed_must_be_a_whole_number_not_negative():
     df = _rows([("i1", "j", "judge", "A", "B", "a"), ("i1", "h", "human", "A", "B", "a")])
     with pytest.raises(DataError, match="the seed must be a whole number, 0 or more"):
-        wr.pair_data(df, "A", "B", seed=-1)
+        pair_data(df, "A", "B", seed=-1)
 
 
 # --------------------------------------------------------------------------- PandaLM
@@ -138,7 +138,7 @@ def test_pandalm_p_human_equals_the_strict_majority_computation(pandalm_frame):
     biggest = 0.0
     for key, majors in per_key.items():
         a, b = key.split("_")
-        pair = wr.pair_data(pandalm_frame, a, b)
+        pair = pair_data(pandalm_frame, a, b)
         expect = majors.count(1) / (majors.count(1) + majors.count(2))
         assert pair.p_human == pytest.approx(expect, abs=TOL), key
         assert pair.n_human == majors.count(1) + majors.count(2) and pair.human_ties == majors.count(0)
@@ -281,14 +281,8 @@ def test_judge_choice_and_errors():
     assert row["estimate"] == 0.0 and row["n"] == 20
 
 
-def test_accuracy_is_re_exported_by_the_public_face():
-    from evalcore.pairwise import pairs
-
-    assert wr.judge_accuracy is judge_accuracy and pairs.judge_accuracy is judge_accuracy
-
-
 def test_invalid_wrong_equals_llmbar_correct_both_with_unparsed_outputs():
-    """Issue 23: an item with one unparsed order is right in both orders for nobody: LLMBar's evaluate.py
+    """An item with one unparsed order is right in both orders for nobody: LLMBar's evaluate.py
     counts it wrong in ``correct_both``; --invalid wrong now does too (fixtures in LLMBar's format)."""
     import json
 

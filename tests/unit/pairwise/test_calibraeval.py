@@ -152,12 +152,15 @@ CASES = {"strong": lambda: _biased_probs(80, 0, pos=0.8, id_=0.4), "moderate": l
          "absent": lambda: _biased_probs(80, 2, pos=0.0, id_=0.0), "noisy": lambda: _noisy_probs(80, 1.0, 3)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("lam", [0.05, 0.3])
 def test_no_independent_minimiser_finds_a_lower_loss(case, lam):
-    # issue 23: the exponential parametrisation cannot reach flat segments, and stopped ("converged") above the
-    # minimum; started from our fit or from the identity map, SLSQP on the values must find nothing lower
-    probs = CASES[case]()
+    # The exponential parametrisation cannot reach flat segments, and stopped ("converged") above the minimum;
+    # started from our fit or from the identity map, SLSQP on the values must find nothing lower. 40 items (about
+    # 120 knots): SLSQP's steps grow with the cube of the knots, and 80 items took 30 s; a minimiser of the
+    # exponential parametrisation (L-BFGS) is still caught in all eight cases, 1e-9 to 5e-3 above SLSQP.
+    probs = CASES[case]()[:40]
     cal = ce.fit_noa(probs, lam=lam)
     assert cal.converged
     values, idx = ce.knots(probs)

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from evalcore.pairwise import superficial as sp
-from evalcore.stats import cell_rng, item_weights
+from evalcore.stats.bootstrap import cell_rng, item_weights
 from tests.helpers import PANDALM, SAMPLE_PAIRS, needs_datasets
 
 # --------------------------------------------------------------------------- the transcription
@@ -259,16 +259,17 @@ def _pair(res: pd.DataFrame, s: str, t: str) -> pd.DataFrame:
     return res[(res.system_a == s) & (res.system_b == t)].set_index("measure")
 
 
+@pytest.mark.slow
 def test_a_pairs_value_does_not_depend_on_the_other_pairs():
     df = _three_pairs()
-    full = _pair(sp.length_controlled(df, judge="j", n_boot=100, seed=3), "s1", "s2")
+    full = _pair(sp.length_controlled(df, judges="j", n_boot=100, seed=3), "s1", "s2")
     only = df[df.system_a.isin(["s1", "s2"]) & df.system_b.isin(["s1", "s2"])]
-    alone = _pair(sp.length_controlled(only, judge="j", n_boot=100, seed=3), "s1", "s2")
+    alone = _pair(sp.length_controlled(only, judges="j", n_boot=100, seed=3), "s1", "s2")
     rng = np.random.default_rng(9)
     extra = pd.DataFrame({"item_id": [f"x{i}" for i in range(150)], "system_a": "s4", "system_b": "s3", "rater": "j",
                           "rater_kind": "judge", "winner": rng.choice(["a", "b"], 150),
                           "text_a": ["z" * k for k in rng.integers(10, 3000, 150)], "text_b": "w" * 40})
-    more = _pair(sp.length_controlled(pd.concat([df, extra]), judge="j", n_boot=100, seed=3), "s1", "s2")
+    more = _pair(sp.length_controlled(pd.concat([df, extra]), judges="j", n_boot=100, seed=3), "s1", "s2")
     cols = ["estimate", "ci_low", "ci_high", "n"]
     pd.testing.assert_frame_equal(full[cols], alone[cols])
     pd.testing.assert_frame_equal(full[cols], more[cols])
@@ -276,7 +277,7 @@ def test_a_pairs_value_does_not_depend_on_the_other_pairs():
 
 def test_length_controlled_rows_ties_and_intervals():
     df = _three_pairs()
-    res = sp.length_controlled(df, judge="j", n_boot=200, seed=0)
+    res = sp.length_controlled(df, judges="j", n_boot=200, seed=0)
     row = _pair(res, "s1", "s2")
     pair = df[df.system_a.isin(["s1", "s2"]) & df.system_b.isin(["s1", "s2"])]
     s1 = np.where(pair.winner == "tie", 0.5, np.where(pair.system_a == "s1", pair.winner == "a", pair.winner == "b"))
@@ -290,16 +291,17 @@ def test_length_controlled_rows_ties_and_intervals():
     # the interval is the item bootstrap of the shared helper, seeded per judge and pair
     W = item_weights(cell_rng(0, ("j", "length_controlled", "s1", "s2")), len(pair), 200)
     assert (W[1:].sum(axis=1) == len(pair)).all()
-    same = sp.length_controlled(df, judge="j", n_boot=200, seed=0)
+    same = sp.length_controlled(df, judges="j", n_boot=200, seed=0)
     pd.testing.assert_frame_equal(res, same)
 
 
+@pytest.mark.slow
 def test_sample_pairs_match_their_code():
     from evalcore.data.ingest import load
 
     frame = load([SAMPLE_PAIRS]).frame
     judge = "gpt-4/pairwise"
-    res = sp.length_controlled(frame, judge=judge, q="superficial", alpha=None, n_boot=0)
+    res = sp.length_controlled(frame, judges=judge, q="superficial", alpha=None, n_boot=0)
     lc = res[res.measure == "lc_win_rate"]
     assert len(lc) == 6
     for _, r in lc.iterrows():
@@ -308,13 +310,14 @@ def test_sample_pairs_match_their_code():
         assert r.estimate == pytest.approx(alpaca_reference(ann), abs=1e-6), (r.system_a, r.system_b)
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_pandalm_pairs_match_their_code():
     from evalcore.data.ingest import load
 
     frame = load(PANDALM, preset="pandalm").frame
     judge = "pandalm-7b"
-    res = sp.length_controlled(frame, judge=judge, alpha=None, n_boot=0)
+    res = sp.length_controlled(frame, judges=judge, alpha=None, n_boot=0)
     lc = res[res.measure == "lc_win_rate"]
     assert len(lc) == 10
     for _, r in lc.iterrows():
@@ -329,5 +332,5 @@ def test_a_half_made_by_the_penalty_says_so():
     df = pd.DataFrame({"item_id": [f"i{i}" for i in range(60)], "system_a": "s1", "system_b": "s2", "rater": "j",
                        "rater_kind": "judge", "winner": rng.choice(["a", "b"], 60),
                        "text_a": ["x" * k for k in rng.integers(10, 400, 60)], "text_b": "y" * 200})
-    row = sp.length_controlled(df, judge="j", alpha=None, n_boot=0).set_index("measure").loc["lc_win_rate"]
+    row = sp.length_controlled(df, judges="j", alpha=None, n_boot=0).set_index("measure").loc["lc_win_rate"]
     assert row.estimate == 0.5 and "0.5 by construction" in row.note

@@ -1,20 +1,27 @@
-"""The layout of evalcore.pairwise: winrate re-exports its pieces, and importing it loads no sampler."""
+"""The layout of evalcore.pairwise: each public name is defined in the module that lists it, and importing
+the win rates loads no sampler."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from evalcore.pairwise import accuracy, bwrs, dawid_skene, pairs, result, winrate
+import pytest
+
+from evalcore.pairwise import (
+    accuracy, bwrs, calibraeval, dawid_skene, pairs, position, pride, result, superficial, winrate,
+)
 from tests.helpers import ROOT
 
 
-def test_winrate_re_exports_the_pieces_it_is_the_public_face_of():
-    for name in winrate.__all__:
-        assert hasattr(winrate, name), name
-    for module in (pairs, result, accuracy, bwrs, dawid_skene):
-        for name in module.__all__:
-            assert getattr(winrate, name) is getattr(module, name), f"{module.__name__}.{name}"
+@pytest.mark.parametrize("module", [accuracy, bwrs, calibraeval, dawid_skene, pairs, position, pride, result,
+                                    superficial, winrate],
+                         ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_public_functions_and_classes_are_defined_where_they_are_listed(module):
+    """A name in ``__all__`` is the module's own: no second import path through a re-export."""
+    foreign = [name for name in module.__all__
+               if getattr(getattr(module, name), "__module__", module.__name__) != module.__name__]
+    assert not foreign, foreign
 
 
 def test_estimate_calls_the_dawid_skene_winrate_names(monkeypatch):

@@ -126,7 +126,7 @@ BIAS = {"strong": (0.8, 0.4), "moderate": (0.4, 0.3), "absent": (0.0, 0.0)}
 
 @pytest.mark.parametrize("bias", list(BIAS))
 def test_noa_with_lambda_chosen_without_labels_keeps_its_verdicts(bias):
-    # issue 23: at lambda 0.05, run to convergence, NOA took the strong judge's consistency from 0.47 to 0.01 and
+    # at lambda 0.05, run to convergence, NOA took the strong judge's consistency from 0.47 to 0.01 and
     # its accuracy to 0.50 (the map collapsed to 1/2); lambda chosen on held-out items keeps a spread of verdicts
     position, id_ = BIAS[bias]
     res = pos.position_report(simulated(position=position, id_=id_), methods=["none", "noa"], n_boot=0)

@@ -25,7 +25,11 @@ from evalcore.data import ingest
 from evalcore.errors import DataError
 from evalcore.pairwise import dawid_skene as dsm
 from evalcore.pairwise import winrate as wr
-from evalcore.pairwise.winrate import Counts, NotApplicable, Prior, WinRate
+from evalcore.pairwise.bwrs import bwrs
+from evalcore.pairwise.dawid_skene import dawid_skene, dawid_skene_reference, is_compiled, warm_up
+from evalcore.pairwise.pairs import Counts, NotApplicable, PairData, accuracy_counts, label_mask, pair_data, pairs
+from evalcore.pairwise.result import JudgeAccuracy, WinRate, summarize_samples
+from evalcore.pairwise.winrate import Prior
 from tests.helpers import DATASETS, ROOT
 
 PANDALM = DATASETS / "pandalm"
@@ -76,12 +80,12 @@ def simulate(n_items: int, p: float, q0, q1, seed: int, *, a: str = "alpha", b: 
     return {"frame": pd.concat(parts, ignore_index=True), "a_better": a_better, "says_a": says_a, "items": items}
 
 
-def simulated_pair(n_items, p, q0, q1, seed, **kw) -> tuple[wr.PairData, dict]:
+def simulated_pair(n_items, p, q0, q1, seed, **kw) -> tuple[PairData, dict]:
     sim = simulate(n_items, p, q0, q1, seed, **kw)
-    return wr.pair_data(sim["frame"], kw.get("a", "alpha"), kw.get("b", "beta")), sim
+    return pair_data(sim["frame"], kw.get("a", "alpha"), kw.get("b", "beta")), sim
 
 
-def aligned(pair: wr.PairData, sim: dict) -> np.ndarray:
+def aligned(pair: PairData, sim: dict) -> np.ndarray:
     """Positions in the simulation of the pair's items (pair_data sorts item ids)."""
     pos = pd.Index(sim["items"]).get_indexer(pair.item_ids)
     assert (pos >= 0).all()
@@ -101,7 +105,7 @@ def test_simulated_table_round_trips_through_pair_data_with_reversed_rows():
     rev = (df["system_a"] == "beta").to_numpy()
     assert 0.25 < rev.mean() < 0.35, "the table must really contain rows naming the pair the other way round"
 
-    pair = wr.pair_data(df, "alpha", "beta")
+    pair = pair_data(df, "alpha", "beta")
     pos = aligned(pair, sim)
     assert pair.n_items == 400 and pair.judges == ("judge0", "judge1", "judge2")
     # verdicts and human labels in the pair's own orientation, whichever order each row was written in
@@ -117,14 +121,14 @@ def test_simulated_table_round_trips_through_pair_data_with_reversed_rows():
     np.testing.assert_allclose(pair.judge_k(), sim["says_a"].mean(axis=0), atol=TOL)
 
     # the other orientation is the mirror image, and so is PairData.flipped
-    back = wr.pair_data(df, "beta", "alpha")
+    back = pair_data(df, "beta", "alpha")
     np.testing.assert_array_equal(back.verdicts, 1 - pair.verdicts)
     np.testing.assert_array_equal(back.human, 1 - pair.human)
     np.testing.assert_array_equal(pair.flipped().verdicts, back.verdicts)
     assert pair.flipped().p_human == pytest.approx(1 - pair.p_human, abs=TOL)
 
     # pairs(): oriented as most rows show it, with counts
-    table = wr.pairs(df)
+    table = pairs(df)
     assert table[["system_a", "system_b", "n_items", "n_judge_rows", "n_human_rows"]].to_dict("records") == [
         {"system_a": "alpha", "system_b": "beta", "n_items": 400, "n_judge_rows": 1200, "n_human_rows": 400}]
     assert table["judges"].iloc[0] == "judge0, judge1, judge2"
@@ -133,9 +137,9 @@ def test_simulated_table_round_trips_through_pair_data_with_reversed_rows():
 def test_accuracy_counts_match_the_simulation_truth():
     pair, sim = simulated_pair(300, 0.6, Q0, Q1, seed=12)
     pos = aligned(pair, sim)
-    mask = wr.label_mask(pair, 0.4, seed=3)
+    mask = label_mask(pair, 0.4, seed=3)
     ab, sa = sim["a_better"][pos][mask], sim["says_a"][pos][mask]
-    c = wr.accuracy_counts(pair, mask)
+    c = accuracy_counts(pair, mask)
     np.testing.assert_array_equal(c.n0, np.repeat(ab.sum(), 3))
     np.testing.assert_array_equal(c.s0, (ab[:, None] & sa).sum(axis=0))
     np.testing.assert_array_equal(c.n1, np.repeat((~ab).sum(), 3))
@@ -145,14 +149,14 @@ def test_accuracy_counts_match_the_simulation_truth():
 def test_pair_data_errors():
     df = simulate(20, 0.5, Q0, Q1, seed=1)["frame"]
     with pytest.raises(NotApplicable) as e:
-        wr.pair_data(df, "alpha", "gamma")
+        pair_data(df, "alpha", "gamma")
     assert "alpha vs beta" in e.value.fix
     with pytest.raises(NotApplicable):
-        wr.pair_data(df, "alpha", "beta", judges=["judge9"])
+        pair_data(df, "alpha", "beta", judges=["judge9"])
     with pytest.raises(DataError):
-        wr.pair_data(df, "alpha", "beta", ties="coin")
+        pair_data(df, "alpha", "beta", ties="coin")
     with pytest.raises(NotApplicable):
-        wr.pairs(df.drop(columns="system_b"))
+        pairs(df.drop(columns="system_b"))
 
 
 # --------------------------------------------------------------------------- 6. ties and swap-and-sum
@@ -182,7 +186,7 @@ def test_swap_and_sum_and_tie_handling():
         # i5: j's only row is a tie; humans A (reversed row, 'b')
         ("i5", "j", "judge", "A", "B", "tie"), ("i5", "h1", "human", "B", "A", "b"),
     ])
-    pair = wr.pair_data(df, "A", "B")
+    pair = pair_data(df, "A", "B")
     assert list(pair.item_ids) == ["i1", "i2", "i3", "i4", "i5"]
     np.testing.assert_array_equal(pair.verdicts[:, 0], [-1, 0, 0, 1, -1])
     np.testing.assert_array_equal(pair.human, [-1, 1, -1, -1, 0])
@@ -190,12 +194,12 @@ def test_swap_and_sum_and_tie_handling():
     assert pair.k_observed == pytest.approx(2 / 3, abs=TOL)
     assert pair.p_human == pytest.approx(1 / 2, abs=TOL)
 
-    rnd = wr.pair_data(df, "A", "B", ties="random", seed=5)
+    rnd = pair_data(df, "A", "B", ties="random", seed=5)
     tied_j, tied_h = np.array([0, 4]), np.array([0, 2])
     assert set(rnd.verdicts[tied_j, 0]) <= {0, 1} and set(rnd.human[tied_h]) <= {0, 1}
     np.testing.assert_array_equal(np.delete(rnd.verdicts[:, 0], tied_j), [0, 0, 1])  # untied verdicts unchanged
     np.testing.assert_array_equal(rnd.human[[1, 3, 4]], [1, -1, 0])
-    again = wr.pair_data(df, "A", "B", ties="random", seed=5)
+    again = pair_data(df, "A", "B", ties="random", seed=5)
     np.testing.assert_array_equal(again.verdicts, rnd.verdicts)
     np.testing.assert_array_equal(again.human, rnd.human)
 
@@ -208,12 +212,12 @@ def test_random_ties_are_seeded_fair_coins():
         spec += [(f"t{i:03d}", "j", "judge", "A", "B", "a"), (f"t{i:03d}", "j", "judge", "A", "B", "b"),
                  (f"t{i:03d}", "h1", "human", "A", "B", "a"), (f"t{i:03d}", "h2", "human", "B", "A", "a")]
     df = _rows(spec)
-    dropped = wr.pair_data(df, "A", "B")
+    dropped = pair_data(df, "A", "B")
     assert (dropped.verdicts == -1).all() and (dropped.human == -1).all()
     assert dropped.judge_ties == (n,) and dropped.human_ties == n and math.isnan(dropped.p_human)
 
-    r1 = wr.pair_data(df, "A", "B", ties="random", seed=1)
-    r2 = wr.pair_data(df, "A", "B", ties="random", seed=2)
+    r1 = pair_data(df, "A", "B", ties="random", seed=1)
+    r2 = pair_data(df, "A", "B", ties="random", seed=2)
     assert set(np.unique(r1.verdicts)) == {0, 1} and set(np.unique(r1.human)) == {0, 1}
     assert (r1.verdicts != r2.verdicts).any() and (r1.human != r2.human).any()
     # fair coins: the share of A is within 3 binomial sd of 1/2 for each seed
@@ -253,18 +257,18 @@ def test_label_mask_is_seeded_nested_and_uses_only_labelled_items():
     # take the human label away from 50 items
     unl = set(sim["items"][::4])
     df = df[~((df["rater_kind"] == "human") & df["item_id"].isin(unl))]
-    pair = wr.pair_data(df, "alpha", "beta")
+    pair = pair_data(df, "alpha", "beta")
     assert pair.n_human == 150
     prev = np.zeros(pair.n_items, bool)
     for r in np.round(np.arange(0.0, 1.01, 0.1), 2):
-        m = wr.label_mask(pair, r, seed=7)
+        m = label_mask(pair, r, seed=7)
         assert m.sum() == round(r * 150)
         assert (pair.human[m] >= 0).all()
         assert (m | ~prev).all(), f"ratio {r}: the items used at a lower ratio must stay in"
-        np.testing.assert_array_equal(m, wr.label_mask(pair, r, seed=7))
+        np.testing.assert_array_equal(m, label_mask(pair, r, seed=7))
         prev = m
     assert prev.sum() == 150
-    assert (wr.label_mask(pair, 0.3, seed=7) != wr.label_mask(pair, 0.3, seed=8)).any()
+    assert (label_mask(pair, 0.3, seed=7) != label_mask(pair, 0.3, seed=8)).any()
 
 
 def test_ood_prior_is_eqs_12_13_with_concentration_two():
@@ -321,8 +325,8 @@ def bwrs_by_hand(k_s, k_n, n0, s0, n1, s1, n_samples, seed):
 def test_bwrs_reproduced_draw_for_draw():
     pair, sim = simulated_pair(250, 0.7, Q0, Q1, seed=31)
     pos = aligned(pair, sim)
-    mask = wr.label_mask(pair, 0.3, seed=2)
-    res = wr.bwrs(pair, labelled=mask, n_samples=4000, seed=9)
+    mask = label_mask(pair, 0.3, seed=2)
+    res = bwrs(pair, labelled=mask, n_samples=4000, seed=9)
     ab, sa = sim["a_better"][pos][mask], sim["says_a"][pos][mask]
     n0, s0 = np.repeat(ab.sum(), 3), (ab[:, None] & sa).sum(axis=0)
     n1, s1 = np.repeat((~ab).sum(), 3), (~ab[:, None] & ~sa).sum(axis=0)
@@ -346,7 +350,7 @@ def test_bwrs_reproduced_draw_for_draw():
     assert res.k_observed == pytest.approx(sim["says_a"].mean(), abs=TOL)
 
 
-def _one_judge_pair(n: int, n_a: int) -> wr.PairData:
+def _one_judge_pair(n: int, n_a: int) -> PairData:
     """One judge with n verdicts, n_a of them for A, written half in each row order."""
     ids = np.array([f"k{i:05d}" for i in range(n)])
     rev = np.arange(n) % 2 == 1
@@ -354,7 +358,7 @@ def _one_judge_pair(n: int, n_a: int) -> wr.PairData:
     df = pd.DataFrame({"item_id": ids, "system_a": np.where(rev, "B", "A"), "system_b": np.where(rev, "A", "B"),
                        "rater": "j", "rater_kind": "judge", "winner": np.where(says_a != rev, "a", "b"),
                        "swapped": False})
-    return wr.pair_data(df, "A", "B")
+    return pair_data(df, "A", "B")
 
 
 def _counts(n0, s0, n1, s1) -> Counts:
@@ -365,7 +369,7 @@ def _counts(n0, s0, n1, s1) -> Counts:
 def test_bwrs_with_large_counts_is_eq_11_at_the_point_values():
     pair = _one_judge_pair(10_000, 6_000)
     assert pair.k_observed == 0.6
-    res = wr.bwrs(pair, ood=_counts(1000, 800, 1000, 700), n_samples=20_000, seed=3)
+    res = bwrs(pair, ood=_counts(1000, 800, 1000, 700), n_samples=20_000, seed=3)
     p_point = (0.6 + 0.7 - 1) / (0.8 + 0.7 - 1)  # Eq. 11: 0.6
     assert abs(res.p_mean - p_point) < 0.01
     assert abs(res.p_mode - p_point) < 0.01
@@ -386,7 +390,7 @@ def test_bwrs_with_large_counts_is_eq_11_at_the_point_values():
 
 def test_summarize_samples_against_scipy():
     x = np.random.default_rng(0).beta(3, 9, 10_000)  # skewed: mode 0.2, mean 0.25
-    s = wr.summarize_samples(x)
+    s = summarize_samples(x)
     assert s["mean"] == pytest.approx(x.mean(), abs=TOL)
     assert (s["low"], s["high"]) == pytest.approx(tuple(np.quantile(x, [0.025, 0.975])), abs=TOL)
     grid = np.linspace(0, 0.6, 1201)
@@ -396,13 +400,13 @@ def test_summarize_samples_against_scipy():
     dens = np.asarray(s["density"])
     assert np.trapezoid(dens, s["x"]) == pytest.approx(1.0, abs=0.01)
     assert np.max(np.abs(dens - stats.beta(3, 9).pdf(s["x"]))) < 0.25
-    assert math.isnan(wr.summarize_samples(np.array([0.3]))["mean"])
-    assert wr.summarize_samples(np.full(10, 0.4))["mode"] == 0.4
+    assert math.isnan(summarize_samples(np.array([0.3]))["mean"])
+    assert summarize_samples(np.full(10, 0.4))["mode"] == 0.4
 
 
 def test_bwrs_drops_invalid_samples_and_warns_near_chance():
     pair = _one_judge_pair(400, 220)
-    res = wr.bwrs(pair, ood=_counts(20, 11, 20, 10), n_samples=5000, seed=4)  # q0 + q1 ~ 1.0
+    res = bwrs(pair, ood=_counts(20, 11, 20, 10), n_samples=5000, seed=4)  # q0 + q1 ~ 1.0
     _, _, p, valid = bwrs_by_hand([220], [400], [20], [11], [20], [10], 5000, seed=4)
     assert res.n_samples == 5000
     assert res.n_valid == valid.sum() < 0.5 * res.n_samples
@@ -412,16 +416,17 @@ def test_bwrs_drops_invalid_samples_and_warns_near_chance():
     assert any("of the samples gave a p between 0 and 1" in w for w in res.warnings)
     assert any("q0 + q1 may be near 1" in w for w in res.warnings)
     with pytest.raises(NotApplicable):
-        wr.bwrs(pair, labelled=np.zeros(pair.n_items, bool))
+        bwrs(pair, labelled=np.zeros(pair.n_items, bool))
 
 
+@pytest.mark.slow
 def test_bwrs_recovers_p_over_repetitions():
     """100 seeded simulations (300 items, 3 biased judges, 20% of the labels): coverage and error vs k."""
     rows = []
     for r in range(100):
         p = TRUE_PS[r % 4]
         pair, _ = simulated_pair(300, p, Q0, Q1, seed=5000 + r)
-        res = wr.bwrs(pair, labelled=wr.label_mask(pair, 0.2, seed=r), n_samples=4000, seed=r)
+        res = bwrs(pair, labelled=label_mask(pair, 0.2, seed=r), n_samples=4000, seed=r)
         rows.append({"p": p, "mean": res.p_mean, "mode": res.p_mode, "k": pair.k_observed, "cover": covered(res, p),
                      "judge_cover": np.mean([j.p_low <= p <= j.p_high for j in res.judges])})
     t = pd.DataFrame(rows)
@@ -442,9 +447,9 @@ def test_bwrs_recovers_p_over_repetitions():
 
 def test_bwrs_flipped_pair_gives_one_minus_p():
     pair, _ = simulated_pair(300, 0.7, Q0, Q1, seed=41)
-    mask = wr.label_mask(pair, 0.5, seed=1)
-    fwd = wr.bwrs(pair, labelled=mask, n_samples=20_000, seed=1)
-    back = wr.bwrs(pair.flipped(), labelled=mask, n_samples=20_000, seed=2)
+    mask = label_mask(pair, 0.5, seed=1)
+    fwd = bwrs(pair, labelled=mask, n_samples=20_000, seed=1)
+    back = bwrs(pair.flipped(), labelled=mask, n_samples=20_000, seed=2)
     # (q0, q1, k) -> (q1, q0, 1 - k) maps Eq. 11's p to 1 - p, and the flipped counts draw exactly those
     assert back.p_mean == pytest.approx(1 - fwd.p_mean, abs=0.005)
     assert back.ci_low == pytest.approx(1 - fwd.ci_high, abs=0.01)
@@ -455,7 +460,7 @@ def test_bwrs_flipped_pair_gives_one_minus_p():
 # --------------------------------------------------------------------------- 3. DS against exact answers
 
 
-def exact_posterior(pair: wr.PairData, labelled: np.ndarray, a0, b0, a1, b1) -> dict:
+def exact_posterior(pair: PairData, labelled: np.ndarray, a0, b0, a1, b1) -> dict:
     """Model 1 with discrete labels, by enumerating every labelling of the free items.
 
     Given the labels h, p and each q are conjugate (Beta-Bernoulli), so the joint integrates in closed form:
@@ -490,7 +495,7 @@ def exact_posterior(pair: wr.PairData, labelled: np.ndarray, a0, b0, a1, b1) -> 
             "high": brentq(lambda x: cdf(x) - 0.975, 1e-9, 1 - 1e-9)}
 
 
-def quadrature_p_mean(pair: wr.PairData, labelled: np.ndarray, nodes: int = 10) -> float:
+def quadrature_p_mean(pair: PairData, labelled: np.ndarray, nodes: int = 10) -> float:
     """E[p | data] for Beta(1,1) on p and Beta(2,1) on every q, by Gauss-Legendre on [0,1]^(1 + 2E).
 
     The marginal likelihood (labels summed out) is written here directly. The integrand is a polynomial of
@@ -529,7 +534,7 @@ def tiny():
     sim = simulate(16, 0.6, (0.8, 0.7), (0.7, 0.85), seed=2024)
     df = sim["frame"]
     drop = (df["rater"] == "judge1") & df["item_id"].isin(["it00003", "it00011"])
-    pair = wr.pair_data(df[~drop], "alpha", "beta")
+    pair = pair_data(df[~drop], "alpha", "beta")
     assert (pair.verdicts == -1).sum() == 2
     lab = np.zeros(16, bool)
     lab[[0, 5, 9, 14]] = True
@@ -543,7 +548,7 @@ def test_ds_matches_exact_enumeration_with_the_default_prior(tiny):
     exact = exact_posterior(pair, lab, 2 * ones, ones, 2 * ones, ones)
     # two independent exact computations agree (enumeration of labels vs quadrature of the marginal likelihood)
     assert quadrature_p_mean(pair, lab) == pytest.approx(exact["p_mean"], abs=1e-9)
-    res = wr.dawid_skene(pair, labelled=lab, chains=4, draws=2000, tune=1000, seed=1)
+    res = dawid_skene(pair, labelled=lab, chains=4, draws=2000, tune=1000, seed=1)
     print(f"tiny, Beta(2,1): exact p_mean {exact['p_mean']:.4f} [{exact['low']:.4f}, {exact['high']:.4f}], "
           f"DS {res.p_mean:.4f} [{res.ci_low:.4f}, {res.ci_high:.4f}] ess {res.ess:.0f}")
     assert res.ess > 2000 and res.rhat < 1.01 and not res.warnings
@@ -566,7 +571,7 @@ def test_ds_matches_exact_enumeration_with_an_ood_prior(tiny):
     exact = exact_posterior(pair, lab, a0, b0, a1, b1)
     default = exact_posterior(pair, lab, *([2.0] * 2, [1.0] * 2, [2.0] * 2, [1.0] * 2))
     assert abs(exact["p_mean"] - default["p_mean"]) > 0.03, "the prior must matter here for the test to bite"
-    res = wr.dawid_skene(pair, labelled=lab, ood=ood, chains=4, draws=2000, tune=1000, seed=2)
+    res = dawid_skene(pair, labelled=lab, ood=ood, chains=4, draws=2000, tune=1000, seed=2)
     print(f"tiny, OOD prior: exact p_mean {exact['p_mean']:.4f}, DS {res.p_mean:.4f} (Beta(2,1): "
           f"{default['p_mean']:.4f})")
     assert res.ess > 1500 and res.rhat < 1.01
@@ -580,6 +585,7 @@ def test_ds_matches_exact_enumeration_with_an_ood_prior(tiny):
     assert res.prior == "ood:x vs y"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_ood", [False, True])
 def test_numba_kernel_is_the_pymc_models_log_density_and_gradient(use_ood):
     """The kernel nutpie samples equals PyMC's compiled logp and dlogp of ``_ds_model`` (log-odds space,
@@ -591,7 +597,7 @@ def test_numba_kernel_is_the_pymc_models_log_density_and_gradient(use_ood):
     pair, _ = simulated_pair(60, 0.6, Q0, Q1, seed=5)
     pair = dataclasses.replace(pair, verdicts=np.where(np.random.default_rng(0).random(pair.verdicts.shape) < 0.1,
                                                        -1, pair.verdicts).astype(np.int8))
-    lab = wr.label_mask(pair, 0.3, seed=1)
+    lab = label_mask(pair, 0.3, seed=1)
     ood = (Counts(pair.judges, n0=np.array([10.0, 4, 7]), s0=np.array([9.0, 1, 5]), n1=np.array([6.0, 30, 3]),
                   s1=np.array([2.0, 27, 3]), source="x") if use_ood else None)
     data = dsm._ds_data(pair, lab, *dsm._ds_priors(pair, ood))
@@ -633,10 +639,10 @@ def test_three_samplers_give_the_same_posterior():
     """nutpie on the numba kernel, the same through nutpie's public Python route (draw for draw), and
     PyMC's own NUTS on the PyMC model (within Monte Carlo error)."""
     pair, _ = simulated_pair(200, 0.65, Q0, Q1, seed=9)
-    lab = wr.label_mask(pair, 0.2, seed=0)
-    fast = wr.dawid_skene(pair, labelled=lab, seed=4)
-    slow = wr.dawid_skene(pair, labelled=lab, seed=4, sampler="nutpie-pyfunc")
-    ref = wr.dawid_skene(pair, labelled=lab, seed=4, sampler="pymc", draws=1000, chains=2)
+    lab = label_mask(pair, 0.2, seed=0)
+    fast = dawid_skene(pair, labelled=lab, seed=4)
+    slow = dawid_skene(pair, labelled=lab, seed=4, sampler="nutpie-pyfunc")
+    ref = dawid_skene(pair, labelled=lab, seed=4, sampler="pymc", draws=1000, chains=2)
     print(f"p_mean: kernel {fast.p_mean:.5f}, pyfunc {slow.p_mean:.5f}, pymc {ref.p_mean:.5f}")
     assert fast.p_mean == pytest.approx(slow.p_mean, abs=1e-12)
     assert fast.ci_low == pytest.approx(slow.ci_low, abs=1e-12)
@@ -644,7 +650,7 @@ def test_three_samplers_give_the_same_posterior():
     for jf, jr in zip(fast.judges, ref.judges):
         assert abs(jf.q0_mean - jr.q0_mean) < 0.02 and abs(jf.q1_mean - jr.q1_mean) < 0.02
     with pytest.raises(DataError, match="unknown sampler"):
-        wr.dawid_skene(pair, sampler="stan")
+        dawid_skene(pair, sampler="stan")
 
 
 @pytest.mark.slow
@@ -655,9 +661,9 @@ def test_marginalised_ds_agrees_with_the_discrete_label_reference():
     reference seeds 0-2 the differences seen were <= 0.006 (mean), 0.016 (interval ends), 0.013 (q means).
     """
     pair, _ = simulated_pair(36, 0.6, Q0, Q1, seed=77)
-    lab = wr.label_mask(pair, 0.25, seed=0)
-    ref = wr.dawid_skene_reference(pair, labelled=lab, chains=2, draws=800, tune=400, seed=0, cores=2)
-    ds = wr.dawid_skene(pair, labelled=lab, chains=4, draws=2000, tune=1000, seed=0)
+    lab = label_mask(pair, 0.25, seed=0)
+    ref = dawid_skene_reference(pair, labelled=lab, chains=2, draws=800, tune=400, seed=0, cores=2)
+    ds = dawid_skene(pair, labelled=lab, chains=4, draws=2000, tune=1000, seed=0)
     print(f"reference p_mean {ref.p_mean:.4f} (ess {ref.ess:.0f}), marginalised {ds.p_mean:.4f} (ess {ds.ess:.0f})")
     assert ref.method == "ds_reference" and ref.n_human_labelled == ds.n_human_labelled == 9
     assert ref.ess > 250 and ds.ess > 2000
@@ -678,7 +684,7 @@ def test_ds_recovers_p_over_repetitions():
     for r in range(30):
         p = TRUE_PS[r % 4]
         pair, _ = simulated_pair(300, p, Q0, Q1, seed=1000 + r)
-        res = wr.dawid_skene(pair, labelled=wr.label_mask(pair, 0.2, seed=r), seed=r, **FAST)
+        res = dawid_skene(pair, labelled=label_mask(pair, 0.2, seed=r), seed=r, **FAST)
         rows.append({"p": p, "mean": res.p_mean, "mode": res.p_mode, "k": pair.k_observed, "cover": covered(res, p),
                      "ess": res.ess, "rhat": res.rhat, "div": res.divergences})
     t = pd.DataFrame(rows)
@@ -709,7 +715,7 @@ def test_error_curve_falls_with_more_labels():
     assert (est["repeats"] == 4).all() and len(est) == 8
     # BWRS rows are |bwrs(...) - p_human| averaged over the repeats, recomputed here
     for ratio in (0.1, 1.0):
-        errs = [abs(wr.bwrs(pair, labelled=wr.label_mask(pair, ratio, seed=10 + r), seed=10 + r).p_mean
+        errs = [abs(bwrs(pair, labelled=label_mask(pair, ratio, seed=10 + r), seed=10 + r).p_mean
                     - pair.p_human) for r in range(4)]
         assert est.loc[("bwrs", "mean", ratio), "error_mean"] == pytest.approx(np.mean(errs), abs=TOL)
     print(curve.to_string())
@@ -736,21 +742,22 @@ def test_estimate_all_with_a_baseline_orients_pairs_against_it(sample):
     assert sorted((r.system_a, r.system_b) for r in out) == [
         ("cirrus-70b", "atlas-7b"), ("dune-8x7b", "atlas-7b"), ("ember-34b", "atlas-7b")]
     for r in out:
-        other = wr.pair_data(frame, "atlas-7b", r.system_a)
+        other = pair_data(frame, "atlas-7b", r.system_a)
         assert r.p_human == pytest.approx(1 - other.p_human, abs=TOL)
         assert r.k_observed == pytest.approx(1 - other.k_observed, abs=TOL)
         assert r.prior == "ratio:0.5" and r.n_human_labelled == round(0.5 * other.n_human)
     everything = wr.estimate_all(frame, method="bwrs", prior="ratio:0.5", n_samples=2000)
     assert [(r.system_a, r.system_b) for r in everything] == list(
-        wr.pairs(frame)[["system_a", "system_b"]].itertuples(index=False, name=None))
+        pairs(frame)[["system_a", "system_b"]].itertuples(index=False, name=None))
     with pytest.raises(NotApplicable):
         wr.estimate_all(frame, method="bwrs", prior="ratio:0.5", baseline="nobody")
 
 
+@pytest.mark.slow
 def test_ood_auto_takes_the_pair_with_the_closest_observed_win_rate(sample):
     frame, _ = sample
-    table = wr.pairs(frame)
-    k = {(r.system_a, r.system_b): wr.pair_data(frame, r.system_a, r.system_b).k_observed for r in table.itertuples()}
+    table = pairs(frame)
+    k = {(r.system_a, r.system_b): pair_data(frame, r.system_a, r.system_b).k_observed for r in table.itertuples()}
     k.update({(b, a): 1 - v for (a, b), v in list(k.items())})  # either orientation of the other pair
     out = wr.estimate_all(frame, method="bwrs", prior="none", ood_auto=True, n_samples=2000)
     assert len(out) == 6
@@ -760,7 +767,7 @@ def test_ood_auto_takes_the_pair_with_the_closest_observed_win_rate(sample):
         near = min(others, key=lambda pq: abs(others[pq] - k[(a, b)]))
         assert wr.closest_pair(frame, a, b) == near
         assert res.prior == f"ood:{near[0]},{near[1]}"
-        c = wr.accuracy_counts(wr.pair_data(frame, *near))
+        c = accuracy_counts(pair_data(frame, *near))
         assert [j.n0 for j in res.judges] == list(c.n0) and [j.s1 for j in res.judges] == list(c.s1)
         # orient_like reads any other pair in the direction whose k is closer to this pair's
         for other in others:
@@ -794,7 +801,7 @@ def test_records_are_json_without_nan_and_round_trip():
     assert set(rec) == RECORD_KEYS | RECORD_EXTRAS
     assert rec["p_human"] is None and rec["rhat"] is None and rec["ess"] is None
     text = json.dumps(rec, allow_nan=False)  # raises on any NaN left, nested ones included
-    assert set(rec["judges"][0]) == {f.name for f in dataclasses.fields(wr.JudgeAccuracy)}
+    assert set(rec["judges"][0]) == {f.name for f in dataclasses.fields(JudgeAccuracy)}
     back = WinRate.from_record(json.loads(text))
     assert _same(back, dataclasses.replace(res, density=((), ())))
     assert back.to_record() == rec
@@ -878,11 +885,11 @@ def pandalm_fits(pandalm):
 
 def test_pandalm_pairs_and_human_win_rates_match_the_raw_json(pandalm):
     frame, truth = pandalm
-    table = wr.pairs(frame)
+    table = pairs(frame)
     assert len(table) == 10
     assert set(zip(table.system_a, table.system_b)) == set(zip(truth.system_a, truth.system_b))
     for t in truth.itertuples():
-        pair = wr.pair_data(frame, t.system_a, t.system_b)
+        pair = pair_data(frame, t.system_a, t.system_b)
         assert pair.n_items == t.n
         assert pair.judges == ("gpt-3.5-turbo", "pandalm-7b")
         assert pair.p_human == pytest.approx(t.p_human, abs=TOL), (t.system_a, t.system_b)
@@ -920,8 +927,8 @@ def test_pandalm_calibrated_estimates(pandalm, pandalm_fits):
 
 def test_warm_up_loads_the_kernel_and_sampler():
     """The background warm-up the app starts: after it, a fit needs no compile or import."""
-    wr.warm_up()
-    assert wr.is_compiled()
+    warm_up()
+    assert is_compiled()
     from evalcore.pairwise import _dskernel
 
     assert dsm._kernel() is _dskernel

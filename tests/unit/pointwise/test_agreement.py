@@ -11,12 +11,9 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
 from evalcore.errors import DataError
-from evalcore.pointwise.agreement import (
-    HUMAN_MEASURES,
-    JUDGE_MEASURES,
-    agreement,
-    count_units,
-)
+from evalcore.pointwise.agreement.measures import HUMAN_MEASURES, JUDGE_MEASURES
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.agreement.units import count_units
 from evalcore.pointwise.distributions import class_distribution, top_score_share
 from tests.helpers import DATASETS, ROOT
 
@@ -175,6 +172,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
     assert none["ci_low"].isna().all() and none["ci_high"].isna().all()
 
 
+@pytest.mark.slow
 def test_pattern_bootstrap_matches_a_naive_item_bootstrap():
     """The compressed multinomial bootstrap has the spread of resampling items one by one.
 
@@ -240,7 +238,7 @@ def test_bad_options_raise_data_errors():
         agreement(df, by=["dialect"])
     with pytest.raises(DataError, match="no judge named 'gpt-5'"):
         agreement(df, judges=["gpt-5"])
-    # One message for every analysis since issue 11 (evalcore.stats.check_resamples); it was "cannot be negative".
+    # One message for every analysis (evalcore.stats.bootstrap.check_resamples), not a message of its own.
     with pytest.raises(DataError, match="whole number, 0 or more"):
         agreement(df, by=[], n_boot=-1)
     with pytest.raises(DataError, match="between 0 and 1"):
@@ -324,7 +322,7 @@ def test_n_counts_the_distinct_items_behind_each_estimate(by):
 
 
 def test_items_per_group_counts_distinct_item_group_pairs_in_any_unit_order():
-    from evalcore.pointwise.agreement import _items_per_group
+    from evalcore.pointwise.agreement.table import _items_per_group
 
     rng = np.random.default_rng(2)
     # Units as count_units numbers them: each (item, criterion) once, in the order item * 4 + criterion.
@@ -344,6 +342,7 @@ def test_items_per_group_counts_distinct_item_group_pairs_in_any_unit_order():
 # --------------------------------------------------------------------------- real and sample data
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 def test_hanna_fleiss_kappa_per_criterion():
     from evalcore.data.presets import read_preset
@@ -352,7 +351,7 @@ def test_hanna_fleiss_kappa_per_criterion():
     ratings = res.frame
     out = agreement(ratings, by=["criterion"], judges=[], n_boot=0)
     fk = out[out["measure"] == "fleiss_kappa"].set_index("criterion")
-    # One unit per item when grouped by criterion: as many items as units (the column was n_items before issue 11).
+    # One unit per item when grouped by criterion: as many items as units.
     assert int(fk.loc["Relevance", "n_units"]) == 1056 and int(fk.loc["Relevance", "n"]) == 1056
     assert round(fk.loc["Relevance", "estimate"], 4) == 0.0587
     humans = ratings[ratings["rater_kind"] == "human"]
@@ -380,7 +379,7 @@ def test_sample_data_shows_its_designed_effects():
 
 
 def test_fractional_judges_are_named():
-    from evalcore.pointwise.agreement import fractional_judges
+    from evalcore.pointwise.agreement.units import fractional_judges
 
     df = pd.DataFrame({"item_id": ["a", "a", "a", "a", "b", "b", "b", "b"],
                        "rater": ["h1", "h2", "avg", "int"] * 2, "rater_kind": ["human", "human", "judge", "judge"] * 2,
@@ -393,7 +392,7 @@ def test_fractional_judges_are_named():
 def test_group_codes_match_pandas_groupby(by):
     """The integer grouping :func:`group_codes` builds from count_units's codes is pandas' groupby(sort=True, dropna=False):
     same groups, same order, same keys, with missing values, numbers and text segments."""
-    from evalcore.pointwise.agreement import group_codes
+    from evalcore.pointwise.agreement.groups import group_codes
 
     rng = np.random.default_rng(4)
     n_items = 300
@@ -426,7 +425,7 @@ def test_item_draws_have_the_distribution_of_the_multinomial_over_item_types():
     themselves when nearly every item is its own type) give pattern weights with the same mean and covariance."""
     from scipy import sparse as sp
 
-    from evalcore.pointwise.agreement import _draw_items
+    from evalcore.pointwise.agreement.resampling import _draw_items
 
     rng = np.random.default_rng(0)
     types = sp.csr_matrix(np.array([[2, 0, 1], [0, 1, 1], [1, 1, 0], [0, 0, 3]], dtype=float))

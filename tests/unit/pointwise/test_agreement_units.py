@@ -1,4 +1,4 @@
-"""`agreement.count_units` against a plain pandas reference, over the file layouts its fast paths depend on.
+"""`agreement.units.count_units` against a plain pandas reference, over the file layouts its fast paths depend on.
 
 On large tables count_units hashes only the rows that differ from an earlier row (a file sorted by
 item, raters in the same order in every unit) and counts in compiled passes; on small ones it
@@ -15,16 +15,21 @@ import pandas as pd
 import pytest
 
 from evalcore.errors import DataError
-from evalcore.pointwise import agreement as A
+from evalcore.data import hashing as H
+from evalcore.pointwise.agreement import passes as P, table as T, units as U
 
 CRITERIA = ("OCQ", "H", "LA", "TQ", "PC", "F")
 
 
 @pytest.fixture(autouse=True, params=["compiled", "numpy"])
 def passes(request, monkeypatch):
-    """Run every test with numba's passes (and the repeat detection) and with numpy's."""
-    monkeypatch.setattr(A, "COMPILED_FROM", 0 if request.param == "compiled" else 10**12)
-    monkeypatch.setattr(A, "LOAD_FROM", 0)  # a process that has not loaded numba loads it for the compiled run
+    """Run every test with numba's passes (and the repeat detection) and with numpy's.
+
+    A test that sets the passes itself, or runs in another process, names one value instead
+    (``@pytest.mark.parametrize("passes", [...])`` replaces this fixture): running it twice would test the
+    same thing twice."""
+    monkeypatch.setattr(P, "COMPILED_FROM", 0 if request.param == "compiled" else 10**12)
+    monkeypatch.setattr(P, "LOAD_FROM", 0)  # a process that has not loaded numba loads it for the compiled run
     return request.param
 
 
@@ -48,38 +53,48 @@ def _ratings(seed: int, *, n_items: int = 300, langs=("en", "hi", "sw", None)) -
 
 
 def _reference(df: pd.DataFrame) -> dict:
-    """Per (item, criterion): human counts per score value, each judge's score, language and task."""
-    out = {}
-    values = sorted(df.loc[:, "score"].unique())
-    for (item, crit), g in df.groupby(["item_id", "criterion"], sort=False):
-        h = g[g["rater_kind"] == "human"]["score"]
-        counts = tuple(int((h == v).sum()) for v in values)
-        judges = tuple(sorted((r, float(s)) for r, s in zip(g.loc[g["rater_kind"] == "judge", "rater"],
-                                                             g.loc[g["rater_kind"] == "judge", "score"])))
-        lang = g["language"].iloc[0]
-        out[(item, crit)] = (counts, judges, None if pd.isna(lang) else lang, g["task"].iloc[0])
-    return out
+    """Per (item, criterion): human counts per score value, each judge's score, language and task (of the
+    unit's first row), counted row by row in plain Python (a pandas group loop took 4 s)."""
+    values = {v: k for k, v in enumerate(sorted(df["score"].unique()))}
+    cols = ["item_id", "criterion", "rater", "rater_kind", "score", "language", "task"]
+    units: dict = {}
+    for item, crit, rater, kind, score, lang, task in df[cols].itertuples(index=False):
+        counts, judges, first = units.setdefault((item, crit), ([0] * len(values), [], (lang, task)))
+        if kind == "human":
+            counts[values[score]] += 1
+        elif kind == "judge":
+            judges.append((rater, float(score)))
+    return {key: (tuple(counts), tuple(sorted(judges)), None if pd.isna(lang) else lang, task)
+            for key, (counts, judges, (lang, task)) in units.items()}
 
 
 @functools.lru_cache(maxsize=None)
 def _reference_of(seed: int) -> dict:
-    """:func:`_reference` of ``_ratings(seed)``, computed once: every layout holds the same rows (a pandas loop
-    over 900 groups took 4 s, in each of 32 tests)."""
+    """:func:`_reference` of ``_ratings(seed)``, computed once: every layout holds the same rows."""
     return _reference(_ratings(seed))
 
 
-def _from_units(units: A.Units, df: pd.DataFrame) -> dict:
+def _from_units(units: U.Units, df: pd.DataFrame) -> dict:
     items = pd.unique(df["item_id"])
     crits = units.codes["criterion"][1]
-    segs = units.segments
+    # plain lists: a pandas lookup per unit took most of the time of each test
+    langs, tasks = units.segments["language"].tolist(), units.segments["task"].tolist()
+    item, crit, counts, codes = units.item.tolist(), units.codes["criterion"][0].tolist(), units.counts.tolist(), \
+        units.judge_codes.T.tolist()
+    values = units.values.tolist()
     out = {}
-    for u in range(len(units.item)):
-        judges = tuple(sorted((name, float(units.values[units.judge_codes[j, u]]))
-                              for j, name in enumerate(units.judges) if units.judge_codes[j, u] >= 0))
-        lang = segs["language"].iloc[u]
-        out[(items[units.item[u]], crits[units.codes["criterion"][0][u]])] = (
-            tuple(int(c) for c in units.counts[u]), judges, None if pd.isna(lang) else lang, segs["task"].iloc[u])
+    for u in range(len(item)):
+        judges = tuple(sorted((name, float(values[c])) for name, c in zip(units.judges, codes[u]) if c >= 0))
+        lang = langs[u]
+        out[(items[item[u]], crits[crit[u]])] = (
+            tuple(int(c) for c in counts[u]), judges, None if pd.isna(lang) else lang, tasks[u])
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _layouts_of(seed: int) -> dict[str, pd.DataFrame]:
+    """:func:`_layouts` of ``_ratings(seed)``, made once: the tests only read them."""
+    return _layouts(_ratings(seed))
 
 
 def _layouts(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -108,15 +123,15 @@ PATHS = {"sorted by item": 1, "sorted by rater": 0, "shuffled": 0, "two chunks":
 
 @pytest.mark.parametrize("layout", list(PATHS))
 def test_prepare_matches_pandas_groupby_in_every_layout(layout, monkeypatch, passes):
-    df = _layouts(_ratings(0))[layout]
+    df = _layouts_of(0)[layout]
     if layout == "two chunks":
         assert df["item_id"].array._pa_array.num_chunks == 2
     lags, compared = [], []
-    best_lag, segment = A._best_lag, A._segment
-    monkeypatch.setattr(A, "_best_lag", lambda arr, **kw: lags.append(best_lag(arr, **kw)) or lags[-1])
-    monkeypatch.setattr(A, "_segment", lambda df, s, items, bits, known=None: compared.append(bits is not None)
+    best_lag, segment = U.best_lag, U._segment
+    monkeypatch.setattr(U, "best_lag", lambda arr, **kw: lags.append(best_lag(arr, **kw)) or lags[-1])
+    monkeypatch.setattr(U, "_segment", lambda df, s, items, bits, known=None: compared.append(bits is not None)
                         or segment(df, s, items, bits, known))
-    units = A.count_units(df)
+    units = U.count_units(df)
     if PATHS[layout] is None or passes == "numpy":
         assert lags == [] and compared == [False, False]
     else:
@@ -140,14 +155,14 @@ def test_columns_validation_factorised_give_the_same_units(layout):
     """The CLI counts inside the block where validation factorised the columns (evalcore.data.codes):
     count_units takes those codes instead of hashing again, where they are its own, and the units
     are the same as counted from scratch."""
-    from evalcore.data import codes, schema
+    from evalcore.data import codes, validation
 
-    df = _layouts(_ratings(0))[layout]
+    df = _layouts_of(0)[layout]
     with codes.shared_codes():
-        frame = schema.validate(df, table="ratings").frame
-        taken = {c: A._known_codes(frame[c]) is not None for c in ("item_id", "criterion", "rater", "language")}
-        inside = A.count_units(frame)
-    fresh = A.count_units(frame)  # the block is closed: every column hashed
+        frame = validation.validate(df, table="ratings").frame
+        taken = {c: H.known_codes(frame[c]) is not None for c in ("item_id", "criterion", "rater", "language")}
+        inside = U.count_units(frame)
+    fresh = U.count_units(frame)  # the block is closed: every column hashed
     if layout == "sorted by item":  # a language is missing on some items: that column is hashed again
         assert taken == {"item_id": True, "criterion": True, "rater": True, "language": False}
     assert inside.values.tolist() == fresh.values.tolist() and inside.judges == fresh.judges
@@ -161,19 +176,20 @@ def test_columns_validation_factorised_give_the_same_units(layout):
     assert _from_units(inside, frame) == _reference_of(0)
 
 
+@pytest.mark.parametrize("passes", ["none: the codes are validation's"])
 def test_codes_in_another_order_are_not_taken():
-    """Codes carried over a reordering (schema's canonical layout) do not number the values in order of
+    """Codes carried over a reordering (validation's canonical layout) do not number the values in order of
     first appearance: count_units hashes such a column itself."""
     from evalcore.data import codes
 
     s = pd.Series(pd.array(["b", "a", "b", "c"], dtype=pd.StringDtype("pyarrow", na_value=np.nan)))
     with codes.shared_codes():
         codes.remember(s, np.array([1, 0, 1, 2], dtype=np.int32), pd.Index(["a", "b", "c"]))
-        assert A._known_codes(s) is None
+        assert H.known_codes(s) is None
         codes.remember(s, np.array([0, 1, 0, 2], dtype=np.int32), pd.Index(["b", "a", "c"]))
-        got = A._known_codes(s)
+        got = H.known_codes(s)
         assert got is not None and got[0].tolist() == [0, 1, 0, 2] and got[1].to_pylist() == ["b", "a", "c"]
-    assert A._known_codes(s) is None  # outside the block nothing is known
+    assert H.known_codes(s) is None  # outside the block nothing is known
 
 
 @pytest.mark.parametrize("case", ["runs", "period 7", "shuffled", "nulls in runs", "nulls scattered", "all null",
@@ -198,10 +214,10 @@ def test_codes_match_pandas_factorize(case):
     if case == "three chunks":
         s = pd.concat([s.iloc[:7000], s.iloc[7000:15000], s.iloc[15000:]], ignore_index=True)
         assert s.array._pa_array.num_chunks == 3
-    codes, uniques = A._codes(s)
+    codes, uniques = U._codes(s)
     want_codes, want_uniques = pd.factorize(s, use_na_sentinel=False)
     np.testing.assert_array_equal(codes, want_codes)
-    got = A._distinct(uniques)
+    got = H.distinct(uniques)
     want = tuple(np.nan if pd.isna(v) else v for v in want_uniques)
     assert len(got) == len(want) and all((pd.isna(a) and pd.isna(b)) or a == b for a, b in zip(got, want))
 
@@ -215,14 +231,14 @@ def test_a_segment_that_changes_within_an_item_is_refused(layout):
     if layout == "shuffled":
         bad = bad.sample(frac=1, random_state=2, ignore_index=True)
     with pytest.raises(DataError, match=r"column 'language' has different values within one item \('it0007'\)"):
-        A.count_units(bad, segments=["language"])  # a named segment is checked per item
+        U.count_units(bad, segments=["language"])  # a named segment is checked per item
     # A missing value within an otherwise labelled item is a difference too.
     gap = df.copy()
     labelled = gap.index[gap["language"].notna()]
     item = gap.loc[labelled[0], "item_id"]
     gap.loc[np.flatnonzero(gap["item_id"] == item)[1], "language"] = None
     with pytest.raises(DataError, match=f"'{item}'"):
-        A.count_units(gap, segments=["language"])
+        U.count_units(gap, segments=["language"])
 
 
 def test_an_item_sorted_in_two_places_must_agree_with_itself():
@@ -231,7 +247,7 @@ def test_an_item_sorted_in_two_places_must_agree_with_itself():
     moved = pd.concat([df[df["item_id"] != "it0003"], first.assign(language="zz")], ignore_index=True)
     split = pd.concat([first.iloc[:2], moved], ignore_index=True)  # it0003 starts with its own language, ends with zz
     with pytest.raises(DataError, match="'it0003'"):
-        A.count_units(split, segments=["language"])
+        U.count_units(split, segments=["language"])
 
 
 @pytest.mark.parametrize("scores, values", [
@@ -242,24 +258,26 @@ def test_an_item_sorted_in_two_places_must_agree_with_itself():
     ([1.0, 2.0, 4.0], [1, 2, 4]),
 ])
 def test_scale_maps_scores_to_sorted_categories(scores, values):
-    x, lo, table, got = A._scale(pd.Series(scores))
+    x, lo, table, got = U._scale(pd.Series(scores))
     np.testing.assert_array_equal(got, np.asarray(values, dtype=float))
     cats = table[np.asarray(x) - lo]
     np.testing.assert_array_equal(got[cats], np.asarray(scores, dtype=float))
 
 
+@pytest.mark.parametrize("passes", ["both, set by the test"])
 def test_the_table_is_the_same_with_either_passes(monkeypatch):
     """numba's and numpy's passes give the same table, intervals included (the resampling is seeded)."""
     df = _ratings(5)
     out = {}
     for mode, threshold in (("compiled", 0), ("numpy", 10**12)):
-        monkeypatch.setattr(A, "COMPILED_FROM", threshold)
-        monkeypatch.setattr(A, "LOAD_FROM", 0)
-        out[mode] = A.agreement(df, by=["language", "criterion"], n_boot=30, seed=2)
+        monkeypatch.setattr(P, "COMPILED_FROM", threshold)
+        monkeypatch.setattr(P, "LOAD_FROM", 0)
+        out[mode] = T.agreement(df, by=["language", "criterion"], n_boot=30, seed=2)
     assert len(out["numpy"]) > 500
     pd.testing.assert_frame_equal(out["compiled"], out["numpy"])
 
 
+@pytest.mark.parametrize("passes", ["those of a fresh process"])
 def test_a_one_shot_process_loads_numba_only_where_it_pays(monkeypatch):
     """A long-lived process (the app, a notebook) loads the compiled passes from COMPILED_FROM rows on; a
     one-shot process (the CLI) counts with numpy below ONE_SHOT_LOAD_FROM rows, since loading numba would cost
@@ -267,9 +285,9 @@ def test_a_one_shot_process_loads_numba_only_where_it_pays(monkeypatch):
     import subprocess
     import sys
 
-    code = ("import sys; from evalcore.pointwise import agreement as A; "
-            "print(A._compiled(1_000_000), A._compiled(100)); A.one_shot(); "
-            "print(A._compiled(1_000_000), A._compiled(A.ONE_SHOT_LOAD_FROM), 'numba' in sys.modules); "
-            "A._kernel(); print(A._compiled(1_000_000), A._compiled(100))")
+    code = ("import sys; from evalcore.pointwise.agreement import passes as P; "
+            "print(P.compiled(1_000_000), P.compiled(100)); P.one_shot(); "
+            "print(P.compiled(1_000_000), P.compiled(P.ONE_SHOT_LOAD_FROM), 'numba' in sys.modules); "
+            "P.kernel(); print(P.compiled(1_000_000), P.compiled(100))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False", "False", "True", "False", "True", "False"]

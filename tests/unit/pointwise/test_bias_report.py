@@ -19,7 +19,7 @@ from tests.helpers import SAMPLE
 
 @pytest.fixture(scope="module")
 def sample_report() -> BiasReport:
-    return bias_report(pd.read_csv(SAMPLE), n_boot=300, seed=0)
+    return BiasReport(bias_report(pd.read_csv(SAMPLE), n_boot=300, seed=0))
 
 
 def test_every_section_runs_on_the_sample(sample_report):
@@ -49,7 +49,7 @@ def test_sample_findings_match_the_design(sample_report):
 def test_skipped_sections_are_rows_with_reasons():
     df = pd.DataFrame({"item_id": ["a", "a", "b", "b", "a", "b"], "rater": ["h1", "h2", "h1", "h2", "J", "J"],
                        "rater_kind": ["human"] * 4 + ["judge"] * 2, "criterion": "x", "score": [1.0, 2, 2, 2, 2, 1]})
-    rep = bias_report(df, n_boot=0)
+    rep = BiasReport(bias_report(df, n_boot=0))
     skipped = dict(rep.skipped)
     assert "familiarity" in skipped and "perplexity" in skipped["familiarity"]
     assert "anchoring" in skipped
@@ -108,8 +108,8 @@ def test_one_bh_family_across_the_whole_report(sample_report):
 
 def test_alpha_sets_the_false_discovery_rate():
     ratings = pd.read_csv(SAMPLE)
-    strict = bias_report(ratings, n_boot=100, seed=0, alpha=1e-6, sections=["familiarity"]).results
-    loose = bias_report(ratings, n_boot=100, seed=0, alpha=0.2, sections=["familiarity"]).results
+    strict = BiasReport(bias_report(ratings, n_boot=100, seed=0, alpha=1e-6, sections=["familiarity"])).results
+    loose = BiasReport(bias_report(ratings, n_boot=100, seed=0, alpha=0.2, sections=["familiarity"])).results
     assert strict["flagged"].sum() < loose["flagged"].sum()
     assert (strict["p_value"].fillna(-1) == loose["p_value"].fillna(-1)).all()
     with pytest.raises(DataError, match="false discovery rate"):

@@ -158,6 +158,7 @@ def test_discrete_scores_match_krippendorff_and_flag():
     assert _row(res, "alpha_difference", "J")["flagged"] and _row(res, "alpha_difference", "J")["estimate"] < 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("discrete", [False, True])
 def test_no_false_alarms_when_judge_samples_behave_like_annotators(discrete):
     """200 data sets where the judge's samples are exchangeable with the annotators."""
@@ -213,6 +214,7 @@ def test_variant_agreement_recovers_prompt_sensitivity_and_matches_krippendorff(
     assert "differ in 'prompt'" in _row(sc, "alpha_inter_sample", "J")["note"]
 
 
+@pytest.mark.slow
 def test_variant_agreement_no_false_alarms():
     """Prompts that matter no more than who the annotator is: sd_g^2 + tau^2 = sd_h^2."""
     data = pd.concat([_variant_sim(s, 60, sd_g=0.6, tau=0.529, sd_h=0.8, tag="v").assign(rep=s)
@@ -276,6 +278,7 @@ def test_sample_data_inter_sample_alpha_as_documented():
     print(f"self_consistency on the sample data, n_boot=1000: {elapsed:.2f} s")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA run needs it")
 def test_hanna_runs():
     from evalcore.data.presets import read_preset

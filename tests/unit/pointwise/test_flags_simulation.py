@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.pointwise.agreement import agreement
-from evalcore.pointwise.bias_report import bias_report
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.bias_report import BiasReport, bias_report
 
 CRITERIA = {"fluency": (1, 5, 3.0, 1.0), "relevance": (1, 5, 3.3, 1.0), "coherence": (1, 10, 6.0, 2.0),
             "overall": (1, 10, 7.5, 2.0)}  # lowest, top, centre, scale units per latent unit
@@ -103,7 +103,7 @@ def test_the_generator_is_the_documented_model():
     assert (top > 0.15).all()  # the pile-up on 10, for humans and judge alike
     assert d.groupby("criterion")["score"].agg(["min", "max"]).to_dict("list") == \
         {"min": [1.0, 1.0, 1.0, 1.0], "max": [10.0, 5.0, 10.0, 5.0]}
-    rep = bias_report(d, by=["language"], n_boot=N_BOOT, seed=0)
+    rep = BiasReport(bias_report(d, by=["language"], n_boot=N_BOOT, seed=0))
     assert rep.skipped == ()
     tested = set(_tested(rep.results)["measure"])
     assert tested == {"tau_difference", "top_share_difference", "mean_shift", "entropy_difference",
@@ -119,8 +119,8 @@ def test_a_judge_from_the_humans_model_is_flagged_nowhere():
     rows = []
     for seed in range(20):
         d = simulate(seed)
-        bias = _tested(bias_report(d, by=["language"], n_boot=N_BOOT, seed=seed).results)
-        agr = _tested(agreement(d, n_boot=N_BOOT, seed=seed))
+        bias = _tested(BiasReport(bias_report(d, by=["language"], n_boot=N_BOOT, seed=seed)).results)
+        agr = _tested(agreement(d, by=["language", "criterion"], n_boot=N_BOOT, seed=seed))
         rows.append({"seed": seed, "bias_tests": len(bias), "bias_flags": int(bias["flagged"].sum()),
                      "agreement_tests": len(agr), "agreement_flags": int(agr["flagged"].sum()),
                      "flagged": ", ".join(bias.loc[bias["flagged"], "measure"])})
@@ -168,7 +168,7 @@ def test_injected_biases_are_found_in_their_section(scenario):
     base = 1000 * (1 + sorted(INJECTED).index(scenario))  # other data sets than the other scenarios'
     found, total, stray, fdp = [], 0, [], []
     for seed in range(base, base + 20):
-        res = bias_report(simulate(seed, inject=scenario, **opts), n_boot=N_BOOT, seed=seed).results
+        res = BiasReport(bias_report(simulate(seed, inject=scenario, **opts), n_boot=N_BOOT, seed=seed)).results
         target = res[(res["section"] == section) & (res["measure"] == measure)]
         target = target[_where_injected(scenario, target)]
         found += target["flagged"].tolist()
@@ -187,13 +187,13 @@ def test_injected_bias_sizes_and_the_rest_of_the_section():
     """What moves with each injected bias: the mean shift also moves the top share and (clipping) the entropy;
     round numbers on 1-100 also lower the entropy; sampling noise is found by alpha, not by the flags
     elsewhere (anchoring's r falls: marked opposite)."""
-    shift = bias_report(simulate(1, inject="mean_shift"), n_boot=N_BOOT, seed=1).results
+    shift = BiasReport(bias_report(simulate(1, inject="mean_shift"), n_boot=N_BOOT, seed=1)).results
     ms = shift[(shift["measure"] == "mean_shift") & shift["criterion"].isin(["fluency", "relevance"])]
     assert ms["flagged"].all() and ms["estimate"].between(0.4, 0.8).all()  # +0.7 before clipping at 5
-    rnd = bias_report(simulate(1, inject="round", wide=True), n_boot=N_BOOT, seed=1).results
+    rnd = BiasReport(bias_report(simulate(1, inject="round", wide=True), n_boot=N_BOOT, seed=1)).results
     r10 = rnd[rnd["measure"] == "round_excess_10_difference"]
     assert r10["flagged"].all() and (r10["test"] == "greater").all()
-    low = bias_report(simulate(1, inject="low_consistency"), n_boot=N_BOOT, seed=1).results
+    low = BiasReport(bias_report(simulate(1, inject="low_consistency"), n_boot=N_BOOT, seed=1)).results
     r = low[low["measure"] == "r_difference"].iloc[0]
     assert not r["flagged"] and r["estimate"] < 0
 
@@ -201,6 +201,7 @@ def test_injected_bias_sizes_and_the_rest_of_the_section():
 # --------------------------------------------------------------------------- effects that are not biases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario, measure", [("high_consistency", "alpha_difference"),
                                                ("decorrelated", "r_difference")])
 def test_effects_in_the_other_direction_are_opposite_not_flagged(scenario, measure):
@@ -208,7 +209,7 @@ def test_effects_in_the_other_direction_are_opposite_not_flagged(scenario, measu
     reported as ``opposite``, never a flag; nothing else is flagged either."""
     opposite, flags = [], 0
     for seed in range(5):
-        res = bias_report(simulate(seed, inject=scenario), n_boot=N_BOOT, seed=seed).results
+        res = BiasReport(bias_report(simulate(seed, inject=scenario), n_boot=N_BOOT, seed=seed)).results
         rows = res[res["measure"] == measure]
         assert not rows["flagged"].any() and (rows["estimate"] > 0).all() == (measure == "alpha_difference")
         opposite += rows["opposite"].tolist()

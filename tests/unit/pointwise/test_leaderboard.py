@@ -68,18 +68,21 @@ def test_two_judges_of_equal_quality_are_not_claimed_different():
     assert board.diff_ci_low.iloc[1] < 0 <= board.diff_ci_high.iloc[1]
 
 
+@pytest.mark.slow
 def test_the_paired_difference_interval_covers_the_population_difference():
     """200 simulated datasets of 100 items, 200 resamples each: the 95% interval of (worse - best) should hold
-    the population difference of taus in about 95% of them (binomial sd 1.5%)."""
+    the population difference of taus in about 95% of them (binomial sd 1.5%). The datasets are the groups of one
+    table, each ranked and resampled on its own: one call instead of 200 (measured: 0.955)."""
     true = _population_tau(SB) - _population_tau(SA)
     rng = np.random.default_rng(2024)
-    hits, K = 0, 200
-    for k in range(K):
-        board = judge_leaderboard(_two_judges(rng, 100), measures="kendall_tau", n_boot=200, seed=k)
-        other = board.iloc[1]
-        d = true if other.judge == "B" else -true
-        hits += bool(other.diff_ci_low <= d <= other.diff_ci_high)
-    assert 0.89 <= hits / K <= 0.99
+    K = 200
+    table = pd.concat([_two_judges(rng, 100).assign(rep=k, item_id=lambda d, k=k: f"r{k}-" + d["item_id"].astype(str))
+                       for k in range(K)], ignore_index=True)
+    board = judge_leaderboard(table, by=["rep"], measures="kendall_tau", n_boot=200, seed=0)
+    other = board[board["rank"] == 2]
+    assert len(other) == K and set(other["rep"]) == set(range(K))
+    d = np.where(other["judge"] == "B", true, -true)
+    assert 0.89 <= np.mean((other["diff_ci_low"] <= d) & (d <= other["diff_ci_high"])) <= 0.99
 
 
 def _systems(seed: int = 0) -> pd.DataFrame:
@@ -137,6 +140,7 @@ def test_bad_options_raise_data_errors():
         judge_leaderboard(t, measures=())
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_hanna_leaderboard():
     from evalcore.data.ingest import load

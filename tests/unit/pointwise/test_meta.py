@@ -8,13 +8,13 @@ import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 from evalcore.columns import segment_columns
-from evalcore.data.schema import suggest_mapping
+from evalcore.data.mapping import suggest_mapping
 from evalcore.errors import DataError
 from evalcore.pointwise.meta import (
     INPUT_MEASURES, META_MEASURES, SYSTEM_MEASURES, cell_weights, correlations, level_values, meta_correlations,
     meta_data,
 )
-from evalcore.stats import RESULT_COLUMNS
+from evalcore.stats.results import RESULT_COLUMNS
 from tests.helpers import HANNA, needs_datasets
 
 SCIPY = {"kendall_tau": lambda x, y: kendalltau(x, y).statistic, "spearman_rho": lambda x, y: spearmanr(x, y).statistic,
@@ -211,6 +211,7 @@ def hanna() -> pd.DataFrame:
     return load(HANNA, preset="hanna").frame
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_hanna_has_96_inputs_answered_by_11_systems(hanna):
     items = hanna.groupby("item_id")[["system", "input_id"]].first()
@@ -218,6 +219,7 @@ def test_hanna_has_96_inputs_answered_by_11_systems(hanna):
     assert (items.index == items.system + "/" + items.input_id).all()
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_hanna_system_and_input_level_match_scipy(hanna):
     res = meta_correlations(hanna, n_boot=300, seed=0)

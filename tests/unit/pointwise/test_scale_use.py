@@ -240,6 +240,7 @@ def test_top_score_skew_recovered_and_flagged_by_language():
     assert not res.loc[res["judge"].isna(), "flagged"].any()
 
 
+@pytest.mark.slow
 def test_no_false_alarms_without_skew():
     """200 data sets with a judge exchangeable with the humans: flags stay near the nominal 5%."""
     data = pd.concat([_skew_sim(s, 60, 0.0).assign(rep=s) for s in range(200)], ignore_index=True)
@@ -322,6 +323,7 @@ def test_a_ceiling_on_a_ten_point_scale_is_not_a_round_number_bias(judge_mu, jud
     assert d["flagged"] and d["estimate"] > 0
 
 
+@pytest.mark.slow
 def test_no_round_number_false_alarms():
     data = pd.concat([_round_sim(s, 100).assign(rep=s) for s in range(200)], ignore_index=True)
     res = round_number_bias(data, by=["rep"], n_boot=200, seed=3, scale={"q": (1, 100)})
@@ -383,6 +385,7 @@ def test_sample_data_top_score_skew_grows_in_low_resource_and_non_latin_language
     print(f"scale_use on the sample data by language, n_boot=1000: {elapsed:.2f} s")
 
 
+@pytest.mark.slow
 def test_sample_data_timing_and_reproducibility():
     ratings = pd.read_csv(SAMPLE)
     start = time.perf_counter()
@@ -396,6 +399,7 @@ def test_sample_data_timing_and_reproducibility():
     print(f"scale_use on the sample data (53k rows), n_boot=1000: {elapsed:.2f} s")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA run needs it")
 def test_hanna_runs():
     from evalcore.data.presets import read_preset

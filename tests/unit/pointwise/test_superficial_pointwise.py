@@ -72,6 +72,7 @@ def test_q_from_another_rater_and_errors():
         ps.pointwise_data(df, judge="x", q="len")
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_hanna_text_length_end_to_end():
     frame = load(HANNA, preset="hanna").frame

@@ -15,7 +15,9 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from evalcore.data.ingest import load
 from evalcore.errors import DataError
-from evalcore.pointwise.agreement import agreement, count_units, filter_units
+from evalcore.pointwise.agreement.filter import filter_units
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.agreement.units import count_units
 from tests.helpers import HANNA, SAMPLE, needs_datasets, row
 
 METRICS = ("nominal", "ordinal", "interval")
@@ -94,9 +96,9 @@ def test_every_measure_equals_agreement_on_a_table_without_the_other_units(sampl
     k = _humans(sample).groupby(["item_id", "criterion"])["rater"].size().rename("k").reset_index()
     cut = sample.merge(k, on=["item_id", "criterion"], how="left")
     cut = cut[cut["k"] == 3].drop(columns="k").reset_index(drop=True)
-    ours = agreement(sample, n_boot=0, min_raters=3, max_raters=3)
-    ref = agreement(cut, n_boot=0)
     cols = ["language", "criterion", "judge", "measure"]
+    ours = agreement(sample, by=cols[:2], n_boot=0, min_raters=3, max_raters=3)
+    ref = agreement(cut, by=cols[:2], n_boot=0)
     m = ours.merge(ref, on=cols, suffixes=("", "_ref"), validate="one_to_one")
     assert len(m) == len(ours) == len(ref)
     np.testing.assert_allclose(m["estimate"].astype(float), m["estimate_ref"].astype(float), rtol=0, atol=1e-12)
@@ -127,6 +129,7 @@ def test_bad_bounds_and_no_unit_left_are_data_errors(sample, kw, words):
     assert e.value.fix
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_hanna_fully_annotated_units_match_krippendorff(hanna):
     """HANNA: three annotators on every unit, so 3..3 keeps every unit and 4 or more keeps none."""

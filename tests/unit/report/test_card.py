@@ -108,7 +108,7 @@ def test_no_resamples_no_flags_and_bad_options():
         run_audit(df, table="pairs")
 
 
-# --------------------------------------------------------------------------- issue 23: a card that names its cells
+# --------------------------------------------------------------------------- a card that names its cells
 
 CRITERIA = ("Fluency", "Coherence", "Consistency", "Relevance", "Informativeness")
 LANGS = ("Spanish", "Basque")
@@ -138,7 +138,7 @@ def _two_language_frame(n: int = 80, seed: int = 0) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def two_language_cards():
-    from evalcore.data.schema import validate
+    from evalcore.data.validation import validate
 
     frame = validate(_two_language_frame(), table="ratings").frame
     return _cards(run_audit(frame, table="ratings", n_boot=BOOT, seed=0))

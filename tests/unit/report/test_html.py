@@ -12,7 +12,7 @@ import pytest
 from plotly.offline import get_plotlyjs
 
 from evalcore.data.ingest import Ingested, load
-from evalcore.data.schema import validate
+from evalcore.data.validation import validate
 from evalcore.report.html import build_report, cell, figure_html, table_html
 from tests.helpers import HANNA, SAMPLE, SAMPLE_PAIRS, needs_datasets
 
@@ -23,6 +23,17 @@ HOSTILE = "<script>alert(1)</script>"
 @pytest.fixture(scope="module")
 def ratings_report():
     return build_report(load(SAMPLE, table="ratings"), n_boot=BOOT, seed=0, inputs=["ratings_multilingual.csv"])
+
+
+@pytest.fixture(scope="module")
+def small_ratings() -> Ingested:
+    """Every tenth item of the sample (120 items, every language and rater): for the tests of what the page
+    says about names and notes, which do not depend on the number of items; the audit takes a tenth of the
+    time."""
+    ing = load(SAMPLE, table="ratings")
+    items = ing.frame["item_id"].unique()[::10]
+    return Ingested(table="ratings", frame=ing.frame[ing.frame["item_id"].isin(items)].reset_index(drop=True),
+                    source=ing.source)
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +52,7 @@ def _offline(text: str) -> None:
     assert "<link" not in rest.lower() and "@import" not in rest and "@font-face" not in rest and "url(" not in rest
 
 
+@pytest.mark.slow
 def test_ratings_report_is_offline_ordered_and_small(ratings_report):
     text = ratings_report.html
     _offline(text)
@@ -52,6 +64,7 @@ def test_ratings_report_is_offline_ordered_and_small(ratings_report):
     assert text.count("Plotly.newPlot(") >= 4
 
 
+@pytest.mark.slow
 def test_numbers_printed_are_the_librarys(ratings_report):
     text = ratings_report.html
     ag = ratings_report.audit.results["agreement"]
@@ -70,9 +83,8 @@ def test_numbers_printed_are_the_librarys(ratings_report):
         assert f"<td>{name}</td>" in text
 
 
-def test_hostile_names_are_escaped():
-    ing = load(SAMPLE, table="ratings")
-    frame = ing.frame.copy()
+def test_hostile_names_are_escaped(small_ratings):
+    frame = small_ratings.frame.copy()
     frame["rater"] = frame["rater"].astype(str).replace({"gpt-4/single-call": HOSTILE})
     frame["language"] = frame["language"].astype(str).replace({"Hindi": "<img src=x onerror=alert(2)>"})
     checked = validate(frame, table="ratings")
@@ -110,6 +122,7 @@ def test_table_cells_are_escaped():
     assert HOSTILE not in out and "a&lt;" in out and '<td class="num">3</td>' in out
 
 
+@pytest.mark.slow
 @needs_datasets
 def test_hanna_report():
     rep = build_report(load(HANNA, preset="hanna"), n_boot=30, seed=0)
@@ -121,9 +134,9 @@ def test_hanna_report():
     assert "Figures for the first 6 of 20 judges" in rep.html
 
 
-def test_the_title_is_the_datasets_name_not_its_path():
-    ing = load(SAMPLE, table="ratings")
-    moved = Ingested(table="ratings", frame=ing.frame, source="/home/ana/uploads/tmp123/ratings_multilingual.csv",
+def test_the_title_is_the_datasets_name_not_its_path(small_ratings):
+    moved = Ingested(table="ratings", frame=small_ratings.frame,
+                     source="/home/ana/uploads/tmp123/ratings_multilingual.csv",
                      notes=("a.csv: column(s) '<unnamed: 3>', 'a<b' were not mapped and were left out.",
                             "Scores <b>bold</b> & \"quoted\" <script>x</script>, end of the note."))
     text = build_report(moved, n_boot=0).html
@@ -138,11 +151,10 @@ def test_the_title_is_the_datasets_name_not_its_path():
     assert read == list(moved.notes) and "<b>" not in notes and "<script>x" not in notes
 
 
-def test_a_note_about_html_cells_reads_whole_in_the_report():
-    """Issue 23: the note quoting a cell with HTML markup cut it mid-word and mid-element
+def test_a_note_about_html_cells_reads_whole_in_the_report(small_ratings):
+    """The note quoting a cell with HTML markup cut it mid-word and mid-element
     ("'<p>Resumen: el <b>texto</b> ha'"); the quote is one line, cut between words with an ellipsis."""
-    ing = load(SAMPLE, table="ratings")
-    frame = ing.frame.copy()
+    frame = small_ratings.frame.copy()
     frame["text"] = "<p>Resumen: el <b>texto</b> habla de\nla economía vasca y de sus <i>empresas</i></p>"
     checked = validate(frame, table="ratings", file="es_eu.csv")
     text = build_report(Ingested(table="ratings", frame=checked.frame, source="es_eu.csv", notes=checked.notes),
@@ -173,7 +185,7 @@ def _systems_frame(seed: int = 0, n_inputs: int = 30, n_systems: int = 5) -> pd.
 
 
 def test_the_report_says_which_judge_to_use():
-    """Issue 23: the leaderboard and the system-level table are in the handover file, with n saying what it counts
+    """The leaderboard and the system-level table are in the handover file, with n saying what it counts
     (inputs resampled, beside the items)."""
     checked = validate(_systems_frame(), table="ratings")
     rep = build_report(Ingested(table="ratings", frame=checked.frame, source="summaries.csv"), n_boot=50, seed=0,
@@ -202,6 +214,7 @@ def test_the_report_says_which_judge_to_use():
         assert re.search(re.escape(title) + r"[^<]*</td><td>yes</td>", supported), title
 
 
+@pytest.mark.slow
 def test_without_systems_the_leaderboard_counts_items(ratings_report):
     text = ratings_report.html
     assert "Which judge to use</h3>" in text and "<th>n (items resampled)</th>" in text

@@ -16,11 +16,13 @@ import pytest
 
 from evalcore.data.ingest import load_samples
 from evalcore.pairwise import winrate as wr
-from evalcore.pointwise import bias, scale_use
-from evalcore.pointwise.agreement import agreement, count_units
-from evalcore.pointwise.bias_report import bias_report
+from evalcore.pairwise.pairs import pair_data
+from evalcore.pointwise import anchoring, familiarity, scale_use
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.agreement.units import count_units
+from evalcore.pointwise.bias_report import BiasReport, bias_report
 from evalcore.pointwise.distributions import class_distribution
-from evalcore.report import plots
+from evalcore.report import display, plots
 
 PAIR = ("cirrus-70b", "atlas-7b")
 
@@ -128,7 +130,7 @@ def test_agreement_dot_plot_for_the_humans(units):
 
 
 def test_agreement_heatmap_cells_are_readable(agreement_table, judges):
-    """Issue 23: each cell shows the estimate (with its ▼) on one line and its interval on the next, at one
+    """Each cell shows the estimate (with its ▼) on one line and its interval on the next, at one
     explicit size that fits the cell; left to plotly's automatic size the text was sized on its markup's
     characters, the estimate and ▼ a few pixels high and printed over the interval."""
     fig = plots.agreement_figure(agreement_table, measure="percent_agreement", judge=judges[0],
@@ -164,7 +166,7 @@ def test_agreement_heatmap_with_many_columns_keeps_what_can_be_read():
 
 
 def test_agreement_dot_plot_labels_each_row_with_its_own_value():
-    """Issue 23 (HANNA, by criterion): each label sat above its dot, under the row above; the top row's was cut
+    """HANNA, by criterion: each label sat above its dot, under the row above; the top row's was cut
     off. Each label is now on its own dot's row, with its ▼ where flagged, and every row is inside the plot."""
     cells = {("x", c): e for c, e in zip(["Coherence", "Complexity", "Empathy", "Engagement"], [0.12, 0.18, 0.17, 0.5])}
     table = _agreement_rows(cells, flagged={("x", "Coherence"), ("x", "Complexity")}).drop(columns="row")
@@ -188,7 +190,7 @@ def test_agreement_single_value_and_missing_measure(units, agreement_table):
 
 
 def _legend_between_title_and_panels(fig: go.Figure, *, facets: int = 26) -> None:
-    """Issue 23: the legend above the panels sat over the title. The title is pinned to the figure's top (one
+    """The legend above the panels sat over the title. The title is pinned to the figure's top (one
     44-pixel line), the legend's rows lie below it, and the column labels of the panels (``facets`` px) below
     the legend."""
     title, legend = fig.layout.title, fig.layout.legend
@@ -220,7 +222,7 @@ def test_class_distribution_facets_by_class_and_row(units):
 
 @pytest.fixture(scope="module")
 def report(ratings):
-    return bias_report(ratings, n_boot=20, seed=0)
+    return BiasReport(bias_report(ratings, n_boot=20, seed=0))
 
 
 def test_score_share_bars_per_source_and_row(ratings, judges):
@@ -287,7 +289,7 @@ def _legend_under_axis_title(fig: go.Figure) -> None:
 
 
 def test_effect_figure_legend_stays_under_the_axis_title():
-    """Issue 23 (BASSE, mean shift): on a short plot the legend, placed as a fraction of the plotting area,
+    """BASSE, mean shift: on a short plot the legend, placed as a fraction of the plotting area,
     slid up over the x axis's title. One row or six judges on five criteria: it stays under it."""
     one = pd.DataFrame({"judge": ["J", "J"], "criterion": ["a", "b"], "measure": "mean_shift",
                         "estimate": [0.1, 0.3], "ci_low": [0.0, 0.2], "ci_high": [0.2, 0.4], "n": 50,
@@ -326,7 +328,7 @@ def test_effect_figure_draws_the_other_direction_apart_from_flags():
 
 
 def test_perplexity_by_score_lines(ratings, judges):
-    pbs = bias.perplexity_by_score(ratings, judges=judges, n_boot=20, seed=0)
+    pbs = familiarity.perplexity_by_score(ratings, judges=judges, n_boot=20, seed=0)
     fig = plots.perplexity_by_score_figure(pbs, criterion="LA")
     assert len(fig.data) == 1 + len(judges)
     assert all(isinstance(t, go.Scatter) and t.mode == "lines+markers" and t.error_y.visible for t in fig.data)
@@ -336,7 +338,7 @@ def test_perplexity_by_score_lines(ratings, judges):
 
 
 def test_correlation_heatmaps_side_by_side(ratings, judges):
-    corr = bias.criterion_correlations(ratings, judges=judges, n_boot=0, seed=0)
+    corr = anchoring.criterion_correlations(ratings, judges=judges, n_boot=0, seed=0)
     fig = plots.correlation_heatmaps(corr, sources=["humans", judges[0]])
     assert len(fig.data) == 2 and all(isinstance(t, go.Heatmap) for t in fig.data)
     assert [a.text for a in fig.layout.annotations] == ["humans", judges[0]]
@@ -347,7 +349,7 @@ def test_correlation_heatmaps_side_by_side(ratings, judges):
 
 
 def test_conditional_distribution_bars(ratings, judges):
-    cond = bias.conditional_distribution(ratings, given="LA", target="OCQ", threshold=1.0, judges=judges, n_boot=0)
+    cond = anchoring.conditional_distribution(ratings, given="LA", target="OCQ", threshold=1.0, judges=judges, n_boot=0)
     fig = plots.conditional_figure(cond)
     assert fig.data and all(isinstance(t, go.Bar) for t in fig.data)
     assert {t.name for t in fig.data} == {"given above threshold", "given at or below"}
@@ -360,7 +362,7 @@ def test_conditional_distribution_bars(ratings, judges):
 
 def test_winrate_density_with_k_and_the_humans(comparisons):
     r = wr.estimate(comparisons, *PAIR, method="bwrs", prior="ratio:0.3", seed=0)
-    pair = wr.pair_data(comparisons, *PAIR)
+    pair = pair_data(comparisons, *PAIR)
     fig = plots.winrate_density_figure([r], k=pair.k_observed, p_human=pair.p_human)
     (trace,) = fig.data
     assert isinstance(trace, go.Scatter) and trace.name == f"BWRS: mode {r.p_mode:.3f}"
@@ -374,7 +376,7 @@ def test_winrate_density_with_k_and_the_humans(comparisons):
 
 
 def test_winrate_density_labels_do_not_meet():
-    """Issue 23: "simulated truth" and "k =" were both printed at the top, a few pixels apart. Each line's label
+    """Before: "simulated truth" and "k =" were both printed at the top, a few pixels apart. Each line's label
     is on its own row (at least a 12-px line apart in the plot), at its line's x."""
 
     class R:  # a posterior as the figure reads it
@@ -393,7 +395,7 @@ def test_forest_one_row_per_pair(comparisons):
     frame = wr.results_frame(wr.estimate_all(comparisons, method="bwrs", prior="ratio:0.3", seed=0))
     fig = plots.forest_figure(frame)
     names = [t.name for t in fig.data]
-    assert names == ["BWRS", plots.METHOD_LABEL["observed"], plots.METHOD_LABEL["human"]]
+    assert names == ["BWRS", display.METHOD_LABEL["observed"], display.METHOD_LABEL["human"]]
     assert list(fig.layout.yaxis.ticktext) == list(frame["pair"])
     est = fig.data[0]
     assert est.error_x.visible and len(est.x) == len(frame)
@@ -403,10 +405,10 @@ def test_forest_one_row_per_pair(comparisons):
 
 
 def test_error_curve_per_method_and_estimator(comparisons):
-    pair = wr.pair_data(comparisons, *PAIR)
+    pair = pair_data(comparisons, *PAIR)
     curve = wr.error_curve(pair, ratios=(0.3, 1.0), repeats=2, methods=("bwrs",), seed=0)
     fig = plots.error_curve_figure(curve)
-    assert [t.name for t in fig.data] == ["BWRS (mean)", "BWRS (mode)", plots.METHOD_LABEL["observed"]]
+    assert [t.name for t in fig.data] == ["BWRS (mean)", "BWRS (mode)", display.METHOD_LABEL["observed"]]
     assert all(len(t.x) == 2 for t in fig.data)
     assert [t.error_y.visible for t in fig.data] == [True, True, False]
     assert fig.layout.xaxis.title.text.startswith("prior data ratio")
@@ -418,10 +420,10 @@ def test_error_curve_per_method_and_estimator(comparisons):
 
 
 def test_position_values_beside_their_own_markers(comparisons):
-    """Issue 23: the values printed above the markers overlapped the next measure's (sub-rows 11 px apart).
+    """The values printed above the markers overlapped the next measure's (sub-rows 11 px apart).
     Each value is beside its own marker's interval, and the measures of a judge are a text line apart."""
     from evalcore.pairwise.position import position_report
-    from evalcore.report.tables import position_rows
+    from evalcore.report.views.position_bias import position_rows
 
     measures = ("position_consistency", "first_position_preference", "accuracy_original_order",
                 "accuracy_swapped_order", "accuracy_both_orders")
@@ -444,7 +446,7 @@ def test_position_values_beside_their_own_markers(comparisons):
 
 
 def test_leaderboard_labels_on_their_own_rows():
-    """Issue 23: the top judge's value, printed above its dot, was cut off by the plot's edge."""
+    """The top judge's value, printed above its dot, was cut off by the plot's edge."""
     board = pd.DataFrame({"rank": [1, 2, 3], "judge": ["A", "B", "C"], "estimate": [0.41, 0.35, 0.2],
                           "ci_low": [0.3, 0.3, 0.1], "ci_high": [0.5, 0.4, 0.3], "worse_than_best": [False, False, True],
                           "diff_to_best": [0, -0.06, -0.21], "diff_ci_low": [0, -0.1, -0.3],
@@ -458,7 +460,7 @@ def test_leaderboard_labels_on_their_own_rows():
 
 
 def test_rater_pair_heatmap_readable_at_thirty_annotators():
-    """Issue 23: at 30 annotators the title ran into the column labels and the cells' text was 6 px. Text is
+    """At 30 annotators the title ran into the column labels and the cells' text was 6 px. Text is
     printed only at a readable size that fits the cell; the column labels are angled and the top margin holds
     the title, the axis title and the labels."""
     rng = np.random.default_rng(0)

@@ -10,9 +10,9 @@ import pytest
 from scipy.stats import kstest, norm
 
 from evalcore.errors import DataError
-from evalcore.stats import (
-    bootstrap, cell_rng, check_level, check_resamples, item_weights, p_value, percentile_interval, resample_counts,
-    root_seed, z_p_value,
+from evalcore.stats import bootstrap
+from evalcore.stats.bootstrap import (
+    cell_rng, check_level, check_resamples, item_weights, p_value, percentile_interval, resample_counts, root_seed, z_p_value,
 )
 
 LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)
@@ -226,6 +226,7 @@ def test_z_p_value_is_the_normal_approximation_with_the_bootstrap_se():
         z_p_value([1.0], boot[:1], alternative="bigger")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statistic", ["mean", "paired_difference"])
 def test_z_p_values_are_uniform_under_the_null(statistic):
     """2000 data sets without an effect, 60 items each, B = 200 item resamples: p ~ U(0, 1).

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from evalcore.stats import codes, join_notes, safe_div, zero_div
+from evalcore.stats.numeric import codes, join_notes, safe_div, zero_div
 from evalcore.stats.kendall import tau_b, tau_b_table, tau_merge
 
 

@@ -8,8 +8,9 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from evalcore.errors import DataError
-from evalcore.stats import (
-    RESULT_COLUMNS, SPARSE_NOTE, ResultTable, apply_fdr, benjamini_hochberg, check_alpha, tidy, z_p_value,
+from evalcore.stats.bootstrap import z_p_value
+from evalcore.stats.results import (
+    apply_fdr, benjamini_hochberg, check_alpha, RESULT_COLUMNS, ResultTable, SPARSE_NOTE, tidy,
 )
 
 NAN = np.nan

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from evalcore.stats import item_weights, spearman_rho
+from evalcore.stats.bootstrap import item_weights
+from evalcore.stats.spearman import spearman_rho
 
 
 @pytest.mark.parametrize("seed", range(5))

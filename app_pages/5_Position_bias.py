@@ -2,12 +2,12 @@
 
 Each section, and the evalcore function that computes what it shows:
 
-- :func:`controls`: the judges are :func:`evalcore.report.tables.judge_names`.
-- :func:`verdict_section`: first, each judge's reading, :func:`evalcore.report.tables.position_reading`.
+- :func:`controls`: the judges are :func:`evalcore.report.views.common.judge_names`.
+- :func:`verdict_section`: first, each judge's reading, :func:`evalcore.report.views.position_bias.position_reading`.
 - :func:`orders_section`: :func:`evalcore.pairwise.position.position_report` (``ui.POSITION``), method ``none``,
   drawn by :func:`evalcore.report.plots.position_figure`.
 - :func:`calibration_section`: the same report's calibrated methods as a before/after table
-  (:func:`evalcore.report.tables.before_after`), and the fitted maps
+  (:func:`evalcore.report.views.position_bias.before_after`), and the fitted maps
   (:func:`evalcore.pairwise.position.fit_calibrations`, ``ui.CALIBRATIONS``) drawn by
   :func:`evalcore.report.plots.calibration_map_figure`; the fits download as the JSON
   :func:`evalcore.pairwise.position.load_calibrations` reads, and a saved file can be applied.
@@ -20,7 +20,8 @@ import streamlit as st
 from evalcore import ui
 from evalcore.columns import COMPARISONS
 from evalcore.pairwise.position import METHODS, PROB_COLUMNS, dumps_calibrations
-from evalcore.report import plots, tables
+from evalcore.report import display, plots
+from evalcore.report.views import common, position_bias
 from evalcore.text import md
 
 ORDER_MEASURES = ("position_consistency", "first_position_preference", "accuracy_original_order",
@@ -43,7 +44,6 @@ class Selection:
 def header():
     """The title and, returned, the place the verdict is written once computed (above the how-to-read note
     and the controls: on the first screen)."""
-    ui.page("Position bias", icon="🔀")
     st.title("Position bias: does the verdict depend on which output is shown first?")
     st.caption("A pairwise judge that prefers the first position, or the option labelled \"A\", can give a different "
                "verdict when the same two outputs are swapped. Measured on verdicts in both orders (LLMBar asks every "
@@ -55,7 +55,7 @@ def header():
 
 
 def controls(frame) -> Selection | None:
-    judges = tables.judge_names(frame)
+    judges = common.judge_names(frame)
     if not judges:
         st.info("This dataset has no judge verdicts.", icon=":material/info:")
         return None
@@ -71,7 +71,7 @@ def controls(frame) -> Selection | None:
         if has_probs:
             m1, m2 = st.columns([3, 2])
             methods = ("none", *m1.multiselect("Calibrations", ui.choices("pb_methods", METHODS[1:], METHODS[1:]),
-                                               key="pb_methods", format_func=plots.METHOD_NAMES.get))
+                                               key="pb_methods", format_func=display.METHOD_NAMES.get))
             share = m2.slider("Estimation share", 0.05, 1.0, 0.2, 0.05, key="pb_share",
                               help="The seeded share of each judge's items the calibrations are fitted on; they are "
                                    "then applied to every item (CalibraEval's setting: 20%).")
@@ -79,8 +79,9 @@ def controls(frame) -> Selection | None:
                                       "`evalcore position --save-calibration`)", type=["json"], key="pb_saved")
             saved = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else None
         o1, o2 = st.columns(2)
-        n_boot = int(o1.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="pb_boot"))
-        seed = int(o2.number_input("Seed", 0, 2**31 - 1, 0, key="pb_seed"))
+        n_boot = int(o1.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="pb_boot",
+                                      bind="query-params"))
+        seed = int(o2.number_input("Seed", 0, 2**31 - 1, 0, key="pb_seed", bind="query-params"))
     return Selection(tuple(picked), tuple(by), methods, float(share), n_boot, seed, saved)
 
 
@@ -98,12 +99,12 @@ def measurable(report) -> bool:
 
 def verdict_section(sel: Selection, report, slot) -> None:
     """The answer first: can each judge be trusted in a single order, with the numbers."""
-    slot.info("  \n".join(tables.position_reading(report, judge=j, by=sel.by) for j in sel.judges),
+    slot.info("  \n".join(position_bias.position_reading(report, judge=j, by=sel.by) for j in sel.judges),
             icon=":material/gavel:")
 
 
 def orders_section(sel: Selection, report) -> None:
-    rows = tables.position_rows(report, by=sel.by)
+    rows = position_bias.position_rows(report, by=sel.by)
     ui.figure(plots.position_figure(rows, measures=ORDER_MEASURES), key="pb_orders")
     st.caption("Per judge: how often its verdict survives swapping the two outputs, the share of its decisive "
                "verdicts that go to whichever output is shown first (0.5 is no preference; a diamond is flagged), "
@@ -121,11 +122,12 @@ def calibration_section(sel: Selection, frame, report) -> None:
                 "CalibraEval records them. This file has verdicts only, so the measures above are what applies.",
                 icon=":material/info:")
         return
-    calibrated = tables.calibrated_judges(report)
-    judge = st.selectbox("Judge", ui.choice("pb_cal_judge", list(sel.judges), calibrated[0] if calibrated else None),
-                         key="pb_cal_judge", help="Judges with probabilities can be calibrated; the others show "
-                                                  "their measures without calibration and say why.")
-    st.dataframe(tables.before_after(report, judge=judge, by=sel.by), hide_index=True)
+    calibrated = position_bias.calibrated_judges(report)
+    opening = calibrated[0] if calibrated else None
+    judge = st.selectbox("Judge", **ui.in_url("pb_cal_judge", list(sel.judges), opening),
+                         help="Judges with probabilities can be calibrated; the others show their measures "
+                              "without calibration and say why.")
+    st.dataframe(position_bias.before_after(report, judge=judge, by=sel.by), hide_index=True)
     notes = report[(report["judge"] == judge) & (report["measure"] == "not_available")]["note"]
     for note in notes:
         st.caption(md(note.replace("not_available: ", "Not available: ")))
@@ -134,7 +136,7 @@ def calibration_section(sel: Selection, frame, report) -> None:
     if sel.saved is None and len(sel.methods) > 1:
         cals = ui.CALIBRATIONS.result(judges=sel.judges, methods=sel.methods, share=sel.share, seed=sel.seed)
         cals = tuple(c for c in cals if not getattr(c, "collapsed", False))  # a collapsed NOA is not offered
-        maps = tables.calibration_maps(cals, judge=judge)
+        maps = position_bias.calibration_maps(cals, judge=judge)
         if not maps.empty:
             ui.figure(plots.calibration_map_figure(maps), key="pb_maps")
             st.caption("Each line maps the judge's raw P(\"A\") to the calibrated one; the dotted diagonal is no "
@@ -144,13 +146,8 @@ def calibration_section(sel: Selection, frame, report) -> None:
                            icon=":material/download:")
 
 
-#: The controls a reload or a shared link restores (the address bar holds them).
-URL_KEYS = {"pb_cal_judge": str}
-
-
 def main() -> None:
     slot = header()
-    ui.url_state(URL_KEYS)
     frame = ui.require_table(COMPARISONS)
     with ui.guard("Measuring position bias"):
         sel = controls(frame)
@@ -166,7 +163,6 @@ def main() -> None:
             orders_section(sel, report)
             calibration_section(sel, frame, report)
         ui.download_csv(report, file_name="position_bias.csv", label="Download every number (CSV)", key="pb_dl")
-        ui.sync_url(URL_KEYS)
 
 
 main()

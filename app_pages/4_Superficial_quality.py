@@ -2,7 +2,7 @@
 
 Each section, and the evalcore function that computes what it shows:
 
-- :func:`controls`: the judges are :func:`evalcore.report.tables.judge_names`, the superficial qualities
+- :func:`controls`: the judges are :func:`evalcore.report.views.common.judge_names`, the superficial qualities
   :func:`evalcore.pairwise.superficial.q_options` or :func:`evalcore.pointwise.superficial.q_options`.
 - :func:`curve_section`: :func:`evalcore.pairwise.superficial.superficial_table` (pairwise: accuracy against
   gold) or :func:`evalcore.pointwise.superficial.correlation_table` (pointwise: rank correlation with the
@@ -10,7 +10,7 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`at_alpha`: the curve's rows at the slider's alpha and, pairwise,
   :func:`evalcore.pairwise.superficial.flips` on the cached per-item arrays (``ui.superficial_data``): the only
   computation a slider move triggers; :func:`verdict_section` reads them first
-  (:func:`evalcore.report.tables.superficial_reading`), :func:`at_alpha_section` lists them. Over 2 s the
+  (:func:`evalcore.report.views.superficial_quality.superficial_reading`), :func:`at_alpha_section` lists them. Over 2 s the
   curve's points come first and its bands follow (``ui.SUPERFICIAL_CURVE.points_first``).
 - :func:`flipped_section`: :func:`evalcore.pairwise.superficial.decisions` at the slider's alpha.
 - :func:`evalcore.ui.superficial_sections.length_controlled_section`: :func:`evalcore.pairwise.superficial.length_controlled`
@@ -26,7 +26,8 @@ from evalcore.ui import superficial_sections
 from evalcore.columns import COMPARISONS, RATINGS
 from evalcore.pairwise import superficial as sp
 from evalcore.pointwise import superficial as ps
-from evalcore.report import guide, plots, tables
+from evalcore.report import guide, plots
+from evalcore.report.views import common, superficial_quality
 from evalcore.text import md
 
 ALPHAS = [round(0.05 * i, 2) for i in range(21)]
@@ -70,7 +71,6 @@ class Selection:
 def header():
     """The title and, returned, the place the verdict is written once computed: above the how-to-read note and
     the controls, so that it is on the first screen."""
-    ui.page("Superficial quality", icon="🔠")
     st.title("Superficial quality: does the judge reward outputs that only look good?")
     st.caption("Judges prefer outputs that are long, fluent or confident even when they do not follow the "
                "instruction. Zhou et al. (2024) subtract a superficial-quality score Q from the judge's score P: "
@@ -85,15 +85,15 @@ def table_kind(info) -> str:
     kinds = [k for k in (COMPARISONS, RATINGS) if k in info.tables]
     if len(kinds) == 1:
         return kinds[0]
-    return st.radio("Judgments", ui.choice("sq_kind", kinds), key="sq_kind", horizontal=True,
+    return st.radio("Judgments", **ui.in_url("sq_kind", kinds), horizontal=True,
                     format_func={COMPARISONS: "pairwise (which output is better)",
                                  RATINGS: "pointwise (a score per output)"}.get)
 
 
 def _judges(frame, kind: str) -> list:
-    judges = tables.judge_names(frame)
+    judges = common.judge_names(frame)
     if kind == COMPARISONS:
-        judges = tables.scoring_judges(frame, judges)
+        judges = superficial_quality.scoring_judges(frame, judges)
     return judges
 
 
@@ -116,10 +116,10 @@ def controls(frame, kind: str) -> tuple[Selection, object] | None:
     # Pairwise, LLMBar's subsets are the point (Natural against Adversarial); pointwise, criteria already split.
     default_by = segs[:1] if kind == COMPARISONS else []
     c1, c2, c3 = st.columns([3, 3, 2])
-    judge = c1.selectbox("Judge", ui.choice("sq_judge", judges), key="sq_judge")
+    judge = c1.selectbox("Judge", **ui.in_url("sq_judge", judges))
     if kind == RATINGS:  # another judge's scores can be Q, never the judge's own
         qs = ps.q_options(frame, judge=judge)
-    q = c2.selectbox("Superficial quality Q", ui.choice("sq_q", qs), key="sq_q",
+    q = c2.selectbox("Superficial quality Q", **ui.in_url("sq_q", qs),
                      format_func=lambda v: Q_LABEL.get(v, v.replace("rater:", "scores of ")),
                      help="What is subtracted: a column of superficial scores, the outputs' length, or (pointwise) "
                           "another judge that rates only fluency and style.")
@@ -129,25 +129,26 @@ def controls(frame, kind: str) -> tuple[Selection, object] | None:
         o1, o2, o3 = st.columns(3)
         rank = o1.radio("Pointwise measure", ["kendall_tau", "spearman_rho"], key="sq_rank", disabled=kind != RATINGS,
                         format_func={"kendall_tau": "Kendall's tau", "spearman_rho": "Spearman's rho"}.get)
-        n_boot = int(o2.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot"))
-        seed = int(o3.number_input("Seed", 0, 2**31 - 1, 0, key="sq_seed"))
+        n_boot = int(o2.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=1000, key="sq_boot",
+                                      bind="query-params"))
+        seed = int(o3.number_input("Seed", 0, 2**31 - 1, 0, key="sq_seed", bind="query-params"))
     return Selection(kind, judge, q, tuple(by), OPENING_ALPHA, n_boot, seed, rank), slider
 
 
 def alpha_slider(sel: Selection, slider, table) -> Selection:
     """The α slider, which opens at the cross-validated α (the median over the groups, on the slider's grid)."""
-    if "sq_alpha" not in st.session_state:
-        cv = tables.superficial_curve(table, by=sel.group, measure=sel.measure)[1]
-        st.session_state["sq_alpha"] = tables.opening_alpha(cv, ALPHAS, default=OPENING_ALPHA)
+    cv = superficial_quality.superficial_curve(table, by=sel.group, measure=sel.measure)[1]
+    opening = superficial_quality.opening_alpha(cv, ALPHAS, default=OPENING_ALPHA)
     with slider:
-        alpha = st.select_slider("α: how much of the superficial quality to subtract", ALPHAS, key="sq_alpha",
+        alpha = st.select_slider("α: how much of the superficial quality to subtract",
+                                 **ui.in_url("sq_alpha", ALPHAS, opening, slider=True),
                                  help="0 is the raw judge; the page opens at the α cross-validation picks. The "
                                       "curve below is computed once; moving α only recounts the verdicts.")
     return replace(sel, alpha=float(alpha))
 
 
 def curve_section(sel: Selection, table) -> None:
-    curve, cv = tables.superficial_curve(table, by=sel.group, measure=sel.measure)
+    curve, cv = superficial_quality.superficial_curve(table, by=sel.group, measure=sel.measure)
     ui.figure(plots.alpha_curve_figure(curve, label=sel.label, alpha=sel.alpha, cv=cv), key="sq_curve")
     st.caption(guide.CAPTIONS["superficial_curve"])
 
@@ -158,20 +159,20 @@ def at_alpha(sel: Selection, table):
     if sel.pairwise:
         data = ui.superficial_data(kind=sel.kind, judge=sel.judge, q=sel.q, by=sel.by)
         flips = sp.flips(data, sel.alpha)
-    return tables.superficial_at(table, sel.alpha, by=sel.group, measure=sel.measure, flips=flips)
+    return superficial_quality.superficial_at(table, sel.alpha, by=sel.group, measure=sel.measure, flips=flips)
 
 
 def verdict_section(sel: Selection, at, slot) -> None:
     """The answer first: what subtracting Q at the slider's α does, with the numbers."""
     q = Q_LABEL.get(sel.q, sel.q.replace('rater:', 'scores of '))
     slot.info(f"**{md(sel.judge)}, Q = {md(q)}.** "
-              + md(tables.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label)),
+              + md(superficial_quality.superficial_reading(at, by=sel.group, alpha=sel.alpha, label=sel.label)),
               icon=":material/balance:")
 
 
 def at_alpha_section(sel: Selection, table, at) -> None:
     st.subheader(f"At α = {sel.alpha:g}")
-    st.dataframe(tables.superficial_shown(at, by=sel.group, label=sel.measure.replace("_", " ")), hide_index=True)
+    st.dataframe(superficial_quality.superficial_shown(at, by=sel.group, label=sel.measure.replace("_", " ")), hide_index=True)
     d1, d2 = st.columns(2)
     with d1:
         ui.download_csv(at, file_name="superficial_at_alpha.csv", label="Download this table (CSV)", key="sq_dl_at")
@@ -209,13 +210,8 @@ def flipped_section(sel: Selection, frame) -> None:
                 st.text(str(texts[f"text_{side}"]))  # plain text: nothing in it is rendered
 
 
-#: The controls a reload or a shared link restores (the address bar holds them).
-URL_KEYS = {"sq_kind": str, "sq_judge": str, "sq_q": str, "sq_alpha": float}
-
-
 def main() -> None:
     slot = header()
-    ui.url_state(URL_KEYS)
     info = ui.current_info()
     if info is None or not ({COMPARISONS, RATINGS} & set(info.tables)):
         ui.require_table(COMPARISONS)
@@ -240,9 +236,6 @@ def main() -> None:
             flipped_section(sel, frame)
             superficial_sections.length_controlled_section(frame, judge=sel.judge, q=sel.q, n_boot=sel.n_boot,
                                                           seed=sel.seed, alpha=sel.alpha, alphas=ALPHAS)
-        ui.sync_url(URL_KEYS)
-    with ui.guard("Bootstrapping the curve"):
-        ui.finish_pending()
 
 
 main()

@@ -1,4 +1,5 @@
-"""evalcore: the landing page. Load data (sample, upload or saved), map its columns, see what it unlocks.
+"""Home, the landing page (``app.py`` serves it at the root URL). Load data (sample, upload or saved), map its
+columns, see what it unlocks.
 
 Each section, and the evalcore function behind it:
 
@@ -7,7 +8,7 @@ Each section, and the evalcore function behind it:
   :func:`evalcore.data.ingest.ingest_frame` (or a preset, :mod:`evalcore.data.presets`), and every dataset is
   kept by :class:`evalcore.data.store.Workspace`.
 - :func:`current_section`: the column mapping of a pending upload, or the current dataset's summary
-  (:func:`evalcore.data.schema.summarize`) and what it unlocks (:func:`evalcore.data.schema.analyses`).
+  (:func:`evalcore.data.summary.summarize`) and what it unlocks (:func:`evalcore.data.summary.unlocks`).
 """
 
 import streamlit as st
@@ -17,7 +18,6 @@ from evalcore.ui import loading
 
 
 def header() -> None:
-    ui.page("evalcore", icon="⚖️")
     st.title("evalcore")
     st.markdown(
         "Audit an LLM judge against human annotators: **where it can be trusted** (agreement per language, "

@@ -1,13 +1,15 @@
-"""The row pass of :func:`evalcore.pointwise.agreement.count_units`, compiled by numba.
+"""The row pass of :func:`evalcore.pointwise.agreement.units.count_units`, and the factorisations behind the
+patterns, compiled by numba; :class:`evalcore.pointwise.agreement.passes.NumpyPasses` has the same in numpy.
 
 Why hand-written: the same counts come from numpy as a dozen passes over the ratings
 (bincounts, fancy assignment, first occurrences), about 30 ms on a million ratings; one
 compiled pass does it in a few. On a million ratings that is the difference between the
-agreement table taking longer than reading the file and not (issue 3's goal). ``cache=True``
-makes the compilation (about a second) happen once per machine.
+agreement table taking longer than reading the file and not (docs/performance.md).
+``cache=True`` makes the compilation (about a second) happen once per machine. The bitmap passes
+that pick the rows to hash are :mod:`evalcore.data._hashkernel`'s.
 
 The tests check :func:`unit_counts` against a pandas ``groupby`` and ``pivot`` of the same
-ratings.
+ratings, and every pass against numpy's.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["integer_scale", "unit_counts", "first_rows", "first_mismatch", "lag_heads", "expand_lagged", "dense_factorize", "family_keys", "warm_up"]
+__all__ = ["integer_scale", "unit_counts", "first_rows", "first_mismatch", "dense_factorize", "family_keys", "warm_up"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -123,42 +125,6 @@ def first_mismatch(item: np.ndarray, first_row: np.ndarray, code: np.ndarray) ->
 
 
 @numba.njit(cache=True, nogil=True)
-def lag_heads(bits: np.ndarray, n: int, lag: int) -> np.ndarray:
-    """Rows that differ from the row ``lag`` before them, and the first ``lag`` rows.
-
-    ``bits`` is an Arrow-style bitmap (least significant bit first) whose bit ``j`` says that
-    row ``j + lag`` differs from row ``j``.
-    """
-    first = min(lag, n)
-    count = first
-    for j in range(n - first):
-        count += (bits[j >> 3] >> (j & 7)) & 1
-    out = np.empty(count, np.int64)
-    for i in range(first):
-        out[i] = i
-    k = first
-    for j in range(n - first):
-        if (bits[j >> 3] >> (j & 7)) & 1:
-            out[k] = j + lag
-            k += 1
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def expand_lagged(bits: np.ndarray, head_codes: np.ndarray, n: int, lag: int) -> np.ndarray:
-    """Codes of all rows from the codes of :func:`lag_heads`' rows: any other row repeats row ``i - lag``."""
-    out = np.empty(n, np.int64)
-    k = 0
-    for i in range(n):
-        if i < lag or (bits[(i - lag) >> 3] >> ((i - lag) & 7)) & 1:
-            out[i] = head_codes[k]
-            k += 1
-        else:
-            out[i] = out[i - lag]
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
 def dense_factorize(key: np.ndarray, space: int):
     """Codes of keys in ``[0, space)`` in order of first appearance, and each code's first position."""
     code_of = np.full(space, -1, np.int64)
@@ -193,8 +159,6 @@ def warm_up() -> None:
     a second. The landing page runs it in the background so that the Agreement page does not wait.
     """
     i64 = np.zeros(2, np.int64)
-    bits_ro = np.frombuffer(b"\x00", dtype=np.uint8)  # pyarrow's bitmaps are read-only
-    bits_rw = np.zeros(1, np.uint8)  # packed by numpy where a column has missing values
     ro64 = np.zeros(2, np.int64)
     ro64.flags.writeable = False  # pandas 3 hands out read-only views of integer columns
     first_rows(i64, 1)
@@ -202,7 +166,5 @@ def warm_up() -> None:
         lo, table = integer_scale(score, 10_000)
         unit_counts(i64, i64, i64, score, int(lo), table, np.full(1, -1, np.int64), 1, 1, 1, 1)
     first_mismatch(i64, np.zeros(1, np.int64), i64)
-    for bits in (bits_ro, bits_rw):
-        expand_lagged(bits, lag_heads(bits, 2, 1), 2, 1)
     dense_factorize(i64, 1)
     family_keys(i64, i64, i64, 2)

@@ -3,25 +3,25 @@
 Each section, and the evalcore function that computes what it shows:
 
 - :func:`controls`: the groupings are :func:`evalcore.columns.segment_columns`, the judges those of
-  :func:`evalcore.pointwise.agreement.count_units` (``ui.units()``).
+  :func:`evalcore.pointwise.agreement.units.count_units` (``ui.units()``).
 - :func:`group_tab`: the first tab, the next four sections; intervals and flags after the point estimates
   when they take long (``ui.AGREEMENT.points_first``).
-- :func:`verdict_section`: the page's first answer, :func:`evalcore.report.tables.agreement_verdict` (each
+- :func:`verdict_section`: the page's first answer, :func:`evalcore.report.views.agreement.agreement_verdict` (each
   judge's pairwise agreement gap; the page opens on the judge closest to the humans).
-- :func:`agreement_section`: :func:`evalcore.pointwise.agreement.agreement` (``ui.AGREEMENT``), drawn by
+- :func:`agreement_section`: :func:`evalcore.pointwise.agreement.table.agreement` (``ui.AGREEMENT``), drawn by
   :func:`evalcore.report.plots.agreement_figure`; the judges warned about are
-  :func:`evalcore.pointwise.agreement.fractional_judges`.
+  :func:`evalcore.pointwise.agreement.units.fractional_judges`.
 - :func:`flags_section`: the agreement table's ``flagged`` rows, counted by
-  :func:`evalcore.report.tables.flagged_cells`.
+  :func:`evalcore.report.views.agreement.flagged_cells`.
 - :func:`table_section`: the agreement table itself, every row.
 - :func:`class_distribution_section`: :func:`evalcore.pointwise.distributions.class_distribution`
   (``ui.CLASS_DISTRIBUTION``), drawn by :func:`evalcore.report.plots.class_distribution_figure`.
-- :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter_units` (``ui.unit_filter``).
+- :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter.filter_units` (``ui.unit_filter``).
 - :func:`evalcore.ui.agreement_tabs.leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
   by :func:`evalcore.report.plots.leaderboard_figure`.
 - :func:`evalcore.ui.agreement_tabs.meta_tab`: per criterion and the page's grouping, :func:`evalcore.pointwise.meta.system_means`
   (``ui.SYSTEM_MEANS``) drawn by :func:`evalcore.report.plots.system_means_figure`, and
-  :func:`evalcore.pointwise.meta.meta_correlations` (``ui.META``) shown by :func:`evalcore.report.tables.meta_view`.
+  :func:`evalcore.pointwise.meta.meta_correlations` (``ui.META``) shown by :func:`evalcore.report.views.agreement.meta_view`.
 - :func:`evalcore.ui.agreement_tabs.pairs_tab`: :func:`evalcore.pointwise.rater_pairs.rater_pair_matrix` (``ui.RATER_PAIRS``), drawn by
   :func:`evalcore.report.plots.rater_pair_heatmap`.
 - :func:`measures_guide`: what the measures mean.
@@ -33,13 +33,14 @@ import streamlit as st
 from evalcore import ui
 from evalcore.ui import agreement_tabs
 from evalcore.columns import segment_columns
-from evalcore.pointwise.agreement import HUMAN_MEASURES, JUDGE_MEASURES, fractional_judges
-from evalcore.report import guide, plots, tables
+from evalcore.pointwise.agreement.measures import HUMAN_MEASURES, JUDGE_MEASURES
+from evalcore.pointwise.agreement.units import fractional_judges
+from evalcore.report import display, guide, plots
+from evalcore.report.views import agreement, common
 from evalcore.text import md
 
 
 def header() -> None:
-    ui.page("Agreement", icon="🤝")
     st.title("Agreement: can the judge be trusted, and where?")
     st.caption("How often annotators agree with each other, and how often each judge agrees with them, per group, "
                "with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
@@ -57,9 +58,9 @@ def controls(ratings, units) -> ui.AuditOptions:
                         key="ag_by", help="Two columns give a heatmap; one a dot plot; none a single overall value.")
     judges = c2.multiselect("Judges", ui.choices("ag_judges", judges_all, judges_all), key="ag_judges",
                             help=f"{len(judges_all)} judges in this dataset.")
-    n_boot = c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="ag_boot",
+    n_boot = c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="ag_boot", bind="query-params",
                              help="Bootstrap resamples of items per cell; 0 skips the intervals.")
-    seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="ag_seed")
+    seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="ag_seed", bind="query-params")
     if per_row:
         c1.caption(md(f"Not offered, as they change within an item: {', '.join(sorted(per_row))}."))
     if judges_all and not judges:
@@ -84,7 +85,7 @@ def unit_filter() -> tuple[int | None, int | None]:
     return bounds
 
 
-def verdict_section(verdict: tables.AgreementVerdict) -> None:
+def verdict_section(verdict: agreement.AgreementVerdict) -> None:
     """The answer first: each judge's agreement with the humans against theirs with each other."""
     if verdict.sentences:
         st.info("  \n".join(verdict.sentences), icon=":material/gavel:")
@@ -94,10 +95,9 @@ def agreement_section(table, units, opts: ui.AuditOptions, opening: str | None) 
     """Whose agreement, which measure, and the heatmap or dot plot; returns the judge shown (None: humans)."""
     st.subheader("Where does the judge agree with humans?")
     s1, s2 = st.columns(2)
-    sources = ui.choice("ag_source", [tables.HUMANS, *opts.judges], opening)
-    source = s1.selectbox("Whose agreement", sources, key="ag_source",
-                          format_func=lambda j: "Humans among themselves" if j == tables.HUMANS else f"{j} vs humans")
-    judge = None if source == tables.HUMANS else source
+    source = s1.selectbox("Whose agreement", **ui.in_url("ag_source", [display.HUMANS, *opts.judges], opening),
+                          format_func=lambda j: "Humans among themselves" if j == display.HUMANS else f"{j} vs humans")
+    judge = None if source == display.HUMANS else source
     measures = HUMAN_MEASURES if judge is None else JUDGE_MEASURES
     measure = s2.selectbox("Measure", measures, key=f"ag_measure_{judge is None}",
                            format_func=plots.measure_title)
@@ -113,7 +113,7 @@ def agreement_section(table, units, opts: ui.AuditOptions, opening: str | None) 
 
 def flags_section(table, opts: ui.AuditOptions) -> None:
     """Where a judge agrees with humans significantly less than humans with each other."""
-    flags = tables.flagged_cells(table, opts.by)
+    flags = agreement.flagged_cells(table, opts.by)
     if flags.n:
         cells = (", ".join(f"{md(k)} ({v})" for k, v in flags.places) if flags.by
                  else ", ".join(md(k) for k, _ in flags.places))
@@ -128,7 +128,7 @@ def flags_section(table, opts: ui.AuditOptions) -> None:
 def table_section(table) -> None:
     """Every number of the agreement table, with a download."""
     with st.expander(f"All numbers ({len(table):,} rows)"):
-        shown = tables.with_humans_named(table)
+        shown = common.with_humans_named(table)
         st.dataframe(shown, hide_index=True, column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "ci_low", "ci_high")})
         ui.download_csv(shown, file_name="agreement.csv", key="ag_dl")
@@ -144,12 +144,12 @@ def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) 
     if "criterion" in by:
         filters["criterion"] = st.selectbox("Criterion", ui.choice("ag_crit", sorted(units.scale)), key="ag_crit")
     for extra in [c for c in by if c not in ("criterion", facet)]:
-        filters[extra] = st.selectbox(md(extra), ui.choice(f"ag_f_{extra}", tables.levels(dist, extra)),
+        filters[extra] = st.selectbox(md(extra), ui.choice(f"ag_f_{extra}", common.levels(dist, extra)),
                                       key=f"ag_f_{extra}")
     shown_judge = judge or (opts.judges[0] if opts.judges else None)
-    shown = tables.for_sources(dist, ["humans", shown_judge])
+    shown = agreement.for_sources(dist, ["humans", shown_judge])
     if facet:  # ten languages would make ten rows of panels: a few at a time
-        levels = tables.levels(shown, facet)
+        levels = common.levels(shown, facet)
         keep = ui.paginate(levels, key="cd_page", noun=facet)
         shown = shown[shown[facet].astype(str).isin(keep)] if len(keep) < len(levels) else shown
     if shown_judge is None:
@@ -170,7 +170,7 @@ def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> N
     """The agreement table by group: the figure, the flags (once the tests have run), the numbers, the classes."""
     table, pending = ui.AGREEMENT.points_first(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
                                                seed=opts.seed, min_raters=lo, max_raters=hi)
-    verdict = tables.agreement_verdict(table, by=opts.by, judges=opts.judges, pending=pending, escape=md)
+    verdict = agreement.agreement_verdict(table, by=opts.by, judges=opts.judges, pending=pending, escape=md)
     verdict_section(verdict)
     judge = agreement_section(table, units, opts, verdict.opening)
     if not pending:  # no flag is claimed before the tests have run
@@ -179,13 +179,8 @@ def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> N
     class_distribution_section(units, opts, judge)
 
 
-#: The controls a reload or a shared link restores (the address bar holds them).
-URL_KEYS = {"ag_tab": str, "ag_source": str, "meta_judge": str, "meta_crit": str, "lb_measure": str, "lb_crit": str, "rp_measure": str, "rp_crit": str}
-
-
 def main() -> None:
     header()
-    ui.url_state(URL_KEYS)
     ratings = ui.require_table("ratings")
     with ui.guard("Computing agreement"):
         units = ui.units()
@@ -196,10 +191,7 @@ def main() -> None:
             "Which judge?": lambda: agreement_tabs.leaderboard_tab(ratings, units, opts),
             "System level": lambda: agreement_tabs.meta_tab(ratings, units, opts),
             "Rater pairs": lambda: agreement_tabs.pairs_tab(units, opts)})
-        ui.sync_url(URL_KEYS)
     measures_guide()
-    with ui.guard("Computing the intervals"):
-        ui.finish_pending()
 
 
 main()

@@ -2,15 +2,15 @@
 
 Each section, and the evalcore function that computes what it shows:
 
-- :func:`controls` (with :mod:`evalcore.ui.winrate_controls`): the pairs are :func:`evalcore.pairwise.winrate.pairs` (``ui.comparison_pairs()``), one
-  pair's verdicts :func:`evalcore.pairwise.winrate.pair_data` (``ui.pair_data``); the default
+- :func:`controls` (with :mod:`evalcore.ui.winrate_controls`): the pairs are :func:`evalcore.pairwise.pairs.pairs` (``ui.comparison_pairs()``), one
+  pair's verdicts :func:`evalcore.pairwise.pairs.pair_data` (``ui.pair_data``); the default
   out-of-distribution pair is :func:`evalcore.pairwise.winrate.closest_pair`, read as
   :func:`evalcore.pairwise.winrate.orient_like` says.
 - :func:`pair_tab`: :func:`evalcore.pairwise.winrate.estimate` per method (``ui.WINRATE``), drawn by
   :func:`evalcore.report.plots.winrate_density_figure`; k and the humans' p are ``PairData.k_observed``
   and ``PairData.p_human``.
 - :func:`accuracy_section`: :func:`evalcore.pairwise.winrate.judges_table` (via
-  :func:`evalcore.report.tables.judge_accuracy`) and :func:`evalcore.pairwise.winrate.results_frame`.
+  :func:`evalcore.report.views.win_rates.judges_by_method`) and :func:`evalcore.pairwise.winrate.results_frame`.
 - :func:`all_pairs_tab`: :func:`evalcore.pairwise.winrate.estimate_all` (``ui.WINRATE_ALL``), drawn by
   :func:`evalcore.report.plots.forest_figure`, with :func:`evalcore.pairwise.winrate.mean_errors`.
 - :func:`error_curve_tab`: :func:`evalcore.pairwise.winrate.error_curve` (``ui.WINRATE_CURVE``), drawn by
@@ -27,7 +27,8 @@ from evalcore.ui import winrate_controls
 from evalcore.columns import COMPARISONS
 from evalcore.data.sample import true_win_rate
 from evalcore.pairwise.winrate import mean_errors, results_frame
-from evalcore.report import guide, plots, tables
+from evalcore.report import display, guide, plots
+from evalcore.report.views import win_rates
 from evalcore.text import md
 
 @dataclass(frozen=True)
@@ -55,7 +56,6 @@ class Selection:
 
 
 def header() -> None:
-    ui.page("Win rates", icon="🏆")
     st.title("Win rates: what would humans have said?")
     st.caption("A judge's raw win rate k is biased whenever the judge makes mistakes: k = p·q0 + (1−p)·(1−q1). "
                "BWRS and a Bayesian Dawid-Skene model estimate the true win rate p from the judges' verdicts and "
@@ -66,11 +66,11 @@ def header() -> None:
 def controls(pairs) -> tuple[Selection, object]:
     """The pair, its options and the prior: the selection, and the pair's data."""
     c1, c2, c3 = st.columns([3, 3, 2])
-    lookup = tables.pair_labels(pairs)
-    # First visit: open on the pair where calibration moves the win rate most (the demo-worthy one).
-    default = ui.informative_pair(lookup) if "wr_pair" not in st.session_state and tables.labelled_pairs(pairs) \
-        else None
-    label = c1.selectbox("System pair", ui.choice("wr_pair", list(lookup), default), key="wr_pair",
+    lookup = win_rates.pair_labels(pairs)
+    # Open on the pair where calibration moves the win rate most (the demo-worthy one). Asked on every run, not
+    # only the first (a cached result): a link without ?wr_pair= must open the same pair as the address bar drops.
+    default = ui.informative_pair(lookup) if win_rates.labelled_pairs(pairs) else None
+    label = c1.selectbox("System pair", **ui.in_url("wr_pair", list(lookup), default),
                          help="p is the share of items on which the first system is better. The page opens on the "
                               "pair whose calibrated win rate moves furthest from the raw one.")
     a, b = lookup[label]
@@ -90,28 +90,28 @@ def controls(pairs) -> tuple[Selection, object]:
 def metrics_row(sel: Selection, pair, by_method: dict) -> None:
     """k, the humans' p, and each method's calibrated p."""
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Raw judge win rate k", tables.fmt_number(pair.k_observed), border=True,
-              help=f"Share of {tables.verdict_count(pair):,} judge verdicts preferring {md(sel.a)}, pooled over "
+    m1.metric("Raw judge win rate k", display.fmt_number(pair.k_observed), border=True,
+              help=f"Share of {win_rates.verdict_count(pair):,} judge verdicts preferring {md(sel.a)}, pooled over "
                    "judges (Gao et al. Eq. 4).")
-    m2.metric("Humans' win rate", tables.fmt_number(pair.p_human), border=True,
+    m2.metric("Humans' win rate", display.fmt_number(pair.p_human), border=True,
               help=f"Share of the {pair.n_human} items with a human majority on which humans prefer {md(sel.a)}; "
                    "over all human labels, whatever the slider says. This is the reference the estimates "
                    "should approach.")
     for col, method in ((m3, "bwrs"), (m4, "ds")):
         r = by_method.get(method)
-        name = plots.METHOD_LABEL[method]
+        name = display.METHOD_LABEL[method]
         if r is None:
             col.metric(f"{name} p", "n/a", border=True,
                        help="BWRS needs human labels: raise the ratio or use another pair's labels.")
             continue
-        gap = tables.mode_minus_humans(r, pair)
+        gap = win_rates.mode_minus_humans(r, pair)
         delta = None if gap is None else f"{gap:+.3f} vs humans"
-        interval = tables.fmt_interval(r.ci_low, r.ci_high, prefix="95% ")
-        col.metric(f"{name} p (mode)", tables.fmt_number(r.p_mode), delta=delta, delta_color="off", delta_arrow="off",
+        interval = display.fmt_interval(r.ci_low, r.ci_high, prefix="95% ")
+        col.metric(f"{name} p (mode)", display.fmt_number(r.p_mode), delta=delta, delta_color="off", delta_arrow="off",
                    border=True,
-                   help=f"Posterior mode; mean {tables.fmt_number(r.p_mean)}; {interval}. "
+                   help=f"Posterior mode; mean {display.fmt_number(r.p_mean)}; {interval}. "
                         + (f"{r.n_valid:,} of {r.n_samples:,} samples valid." if method == "bwrs" else
-                           f"R-hat {tables.fmt_number(r.rhat)}, ESS {r.ess:,.0f}, {r.n_samples:,} draws."))
+                           f"R-hat {display.fmt_number(r.rhat)}, ESS {r.ess:,.0f}, {r.n_samples:,} draws."))
         col.caption(interval + f" · {r.seconds:.2f} s")
 
 
@@ -131,7 +131,7 @@ def pair_tab(sel: Selection, pair) -> None:
                "calibration moves the curve from the dashed line toward the solid one.")
     for r in results:
         for w in r.warnings:
-            st.warning(f"{plots.METHOD_LABEL[r.method]}: {md(w)}", icon=":material/warning:")
+            st.warning(f"{display.METHOD_LABEL[r.method]}: {md(w)}", icon=":material/warning:")
     ds = by_method.get("ds")
     if ds is not None and not ds.warnings:
         st.caption(f"Dawid-Skene diagnostics: R-hat {ds.rhat:.3f} (at most 1.01 is good), bulk ESS of p "
@@ -143,8 +143,8 @@ def accuracy_section(sel: Selection, results: list) -> None:
     """Each judge's accuracies q0, q1 on this pair, and the downloads."""
     a, b = sel.a, sel.b
     st.subheader("How accurate is each judge on this pair?")
-    acc = tables.judge_accuracy(results)
-    st.dataframe(tables.judge_accuracy_view(acc, a=a, b=b), hide_index=True, key="wr_judges_table")
+    acc = win_rates.judges_by_method(results)
+    st.dataframe(win_rates.judges_by_method_view(acc, a=a, b=b), hide_index=True, key="wr_judges_table")
     st.caption(f"q0 = P(judge says {md(a)} | {md(a)} is better), q1 = P(judge says {md(b)} | {md(b)} is better): "
                "posterior means "
                "with 95% intervals. The label counts are the human labels the method used (for an "
@@ -166,7 +166,7 @@ def all_pairs_tab(sel: Selection, pairs) -> None:
     mode = g1.radio("Pairs", ["n vs n", "1 vs n"], horizontal=True, key="wr_all_mode",
                     help="n vs n: every pair in the file as it is oriented there. 1 vs n: every pair that "
                          "includes a baseline, as each system's win rate against it.")
-    baseline = (g2.selectbox("Baseline", ui.choice("wr_baseline", tables.systems(pairs)), key="wr_baseline")
+    baseline = (g2.selectbox("Baseline", ui.choice("wr_baseline", win_rates.systems(pairs)), key="wr_baseline")
                 if mode == "1 vs n" else None)
     methods = [m for m in ("ds", "bwrs") if m != "bwrs" or sel.bwrs]
     opts = dict(prior=sel.prior if sel.kind != "ood" else "ood:auto,auto", baseline=baseline, judges=sel.judges,
@@ -185,15 +185,15 @@ def all_pairs_results(frame) -> None:
     errors = mean_errors(frame)
     if len(errors):
         st.caption("Mean absolute error against the humans' p over pairs: "
-                   + "; ".join(f"{plots.METHOD_LABEL[m]} {v:.3f}" for m, v in errors.items()) + ".")
+                   + "; ".join(f"{display.METHOD_LABEL[m]} {v:.3f}" for m, v in errors.items()) + ".")
     st.dataframe(frame, hide_index=True, key="wr_all_table",
                  column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in
                                 ("p_mode", "p_mean", "ci_low", "ci_high", "k_observed", "p_human", "rhat")})
     ui.download_csv(frame, file_name="winrates_all_pairs.csv", label="Download all pairs", key="wr_dl_all")
-    n_warned = tables.with_warnings(frame)
+    n_warned = win_rates.with_warnings(frame)
     if n_warned:
         st.warning(f"{n_warned} estimate(s) came with a warning:\n\n"
-                   + "\n".join(f"- {md(line)}" for line in tables.warning_lines(frame)), icon=":material/warning:")
+                   + "\n".join(f"- {md(line)}" for line in win_rates.warning_lines(frame)), icon=":material/warning:")
 
 
 def error_curve_tab(sel: Selection, pair) -> None:
@@ -215,20 +215,15 @@ def error_curve_tab(sel: Selection, pair) -> None:
     if ui.WINRATE_CURVE.ready(**opts) or st.button("Compute the error curve", key="wr_curve_go", type="primary"):
         curve = ui.WINRATE_CURVE.result(**opts)
         ui.figure(plots.error_curve_figure(curve), key="wr_curve")
-        where = f"over {tables.curve_pairs(curve)} pairs" if every else f"on {md(sel.a)} vs {md(sel.b)}"
+        where = f"over {win_rates.curve_pairs(curve)} pairs" if every else f"on {md(sel.a)} vs {md(sel.b)}"
         st.caption(f"Mean absolute error {where} of each estimator over the subsets, with ±1 SD bars; "
                    "the dashed grey line is the raw judge win rate's error, which labels cannot change. "
                    "The error should fall as the ratio rises.")
         ui.download_csv(curve, file_name="error_curve.csv", label="Download the curve", key="wr_dl_curve")
 
 
-#: The controls a reload or a shared link restores (the address bar holds them).
-URL_KEYS = {"wr_pair": str, "wr_tab": str, "wr_prior_kind": str}
-
-
 def main() -> None:
     header()
-    ui.url_state(URL_KEYS)
     ui.require_table(COMPARISONS)
     with ui.guard("Calibrating the win rate"):
         pairs = ui.comparison_pairs()
@@ -238,7 +233,6 @@ def main() -> None:
                                 "All pairs": lambda: all_pairs_tab(sel, pairs),
                                 "Error vs human labels": lambda: error_curve_tab(sel, pair),
                                 "How to read this": lambda: st.markdown(guide.WIN_RATES)})
-        ui.sync_url(URL_KEYS)
 
 
 main()

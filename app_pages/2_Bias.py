@@ -3,7 +3,7 @@
 Each section, and the evalcore function that computes what it shows:
 
 - :func:`controls`: the breakdowns are :func:`evalcore.columns.segment_columns`, the judges
-  :func:`evalcore.report.tables.judge_names`.
+  :func:`evalcore.report.views.common.judge_names`.
 - :func:`findings_section`: :func:`evalcore.pointwise.bias_report.bias_report` (``ui.BIAS``), its
   ``recommendations`` (:func:`evalcore.pointwise.recommend.recommendations`) and ``skipped`` sections.
 - :func:`score_distribution_tab`: :func:`evalcore.pointwise.scale_use.score_frequencies` (``ui.SCORE_FREQUENCIES``)
@@ -18,7 +18,7 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`numbers_tab`: every row of the bias report.
 
 The effect plots are :func:`evalcore.report.plots.effect_figure`, showing the rows that
-:func:`evalcore.report.tables.criterion_view` keeps.
+:func:`evalcore.report.views.bias.criterion_view` keeps.
 """
 
 
@@ -27,13 +27,13 @@ import streamlit as st
 from evalcore import ui
 from evalcore.columns import segment_columns
 from evalcore.pointwise.scale_use import stray_scores
-from evalcore.report import plots, tables
+from evalcore.report import plots
+from evalcore.report.views import bias, common
 from evalcore.text import md
 
 
 
 def header() -> None:
-    ui.page("Bias", icon="⚖️")
     st.title("Bias: how is the judge biased, and what to do about it?")
     st.caption("Four ways LLM judges go wrong (Stureborg et al. 2024), each measured on your data, the judge next to "
                "the humans, with 95% bootstrap intervals over items. " + ui.FLAG_RULE)
@@ -42,15 +42,15 @@ def header() -> None:
 
 def controls(ratings) -> ui.AuditOptions:
     """Breakdown, judges, resamples and seed (the options re-derived from the dataset on every run)."""
-    judges_all = tables.judge_names(ratings)
+    judges_all = common.judge_names(ratings)
     c1, c2, c3, c4 = st.columns([2, 3, 1, 1])
     segs = [c for c in segment_columns(ratings) if c != "criterion"]
     by = c1.multiselect("Break down by", ui.choices("bi_by", segs, ["language"]), key="bi_by")
     # Many judges crowd every chart: start with a few, the user adds more.
-    judges = c2.multiselect("Judges", ui.choices("bi_judges", judges_all, tables.first_judges(judges_all)),
+    judges = c2.multiselect("Judges", ui.choices("bi_judges", judges_all, bias.first_judges(judges_all)),
                             key="bi_judges", help=f"{len(judges_all)} judges in this dataset.")
-    n_boot = int(c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="bi_boot"))
-    seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key="bi_seed"))
+    n_boot = int(c3.number_input("Resamples", 0, 10_000, 1000, step=200, key="bi_boot", bind="query-params"))
+    seed = int(c4.number_input("Seed", 0, 2**31 - 1, 0, key="bi_seed", bind="query-params"))
     return ui.AuditOptions(by, judges, n_boot, seed)
 
 
@@ -78,7 +78,7 @@ def score_distribution_tab(view, y: str, opts: ui.AuditOptions, crit: str) -> No
     row = opts.by[0] if opts.by else None
     freq = ui.SCORE_FREQUENCIES.result(by=[row] if row else [], judges=opts.judges)
     if row:  # one row of bars per group: a few groups at a time
-        levels = tables.levels(freq, row)
+        levels = common.levels(freq, row)
         keep = ui.paginate(levels, key="bi_freq_page", noun=row)
         freq = freq[freq[row].astype(str).isin(keep)] if len(keep) < len(levels) else freq
     ui.figure(plots.score_share_figure(freq, criterion=crit, row=row), key="bi_freq")
@@ -99,7 +99,7 @@ def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str) -> None
                     key="bi_tau")
     st.caption("Negative: the judge rewards low-perplexity (familiar) text more than humans do. Tau is "
                "computed per criterion, the difference on items both rated.")
-    missing = tables.undrawn(view, measure="tau_difference", y=y)
+    missing = bias.undrawn(view, measure="tau_difference", y=y)
     if missing:
         st.caption(md(missing))
     pbs = ui.PERPLEXITY_BY_SCORE.result(judges=opts.judges, n_boot=min(opts.n_boot, 500), seed=opts.seed)
@@ -117,7 +117,7 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
                     key="bi_r")
     judges = opts.judges
     # Open on the judge whose anchoring is flagged: the one worth looking at first.
-    flagged = tables.flagged_judges(rep.results, "r_difference")
+    flagged = bias.flagged_judges(rep.results, "r_difference")
     corr_judge = st.selectbox("Judge", ui.choice("bi_corr_judge", judges, flagged[0] if flagged else None),
                               key="bi_corr_judge")
     corr = ui.CRITERION_CORRELATIONS.result(judges=judges, n_boot=0, seed=opts.seed)
@@ -129,7 +129,7 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
     given = a1.selectbox("Given criterion", ui.choice("bi_given", crits), key="bi_given")
     target = a2.selectbox("Target criterion", ui.choice("bi_target", [c for c in crits if c != given]),
                           key="bi_target")
-    thr = a3.selectbox("Threshold (above vs at or below)", ui.choice("bi_thr", tables.thresholds(ratings, given)),
+    thr = a3.selectbox("Threshold (above vs at or below)", ui.choice("bi_thr", bias.thresholds(ratings, given)),
                        key="bi_thr")
     cond = ui.CONDITIONAL_DISTRIBUTION.result(given=given, target=target, threshold=float(thr), judges=judges,
                                               n_boot=0, seed=opts.seed)
@@ -147,7 +147,7 @@ def self_consistency_tab(view, y: str) -> None:
 
 
 def numbers_tab(results) -> None:
-    shown = tables.with_humans_named(results)
+    shown = common.with_humans_named(results)
     st.dataframe(shown, hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "ci_low", "ci_high")})
     ui.download_csv(shown, file_name="bias.csv", key="bi_dl")
@@ -155,23 +155,22 @@ def numbers_tab(results) -> None:
 
 def main() -> None:
     header()
-    ui.url_state(URL_KEYS)
     ratings = ui.require_table("ratings")
     with ui.guard("Running the bias diagnostics"):
         opts = controls(ratings)
         if not opts.judges:
             st.info("Pick at least one judge under **Judges**: every diagnostic compares a judge with the humans."
-                    if tables.judge_names(ratings) else "This dataset has no judge ratings to diagnose.",
+                    if common.judge_names(ratings) else "This dataset has no judge ratings to diagnose.",
                     icon=":material/info:")
             return
         rep, pending = ui.BIAS.points_first(by=tuple(opts.by), judges=tuple(opts.judges), n_boot=opts.n_boot,
                                             seed=opts.seed)
         findings_section(rep, ratings, opts.n_boot, pending)
-        crits = tables.levels(ratings, "criterion")
-        crit = st.selectbox("Criterion", ui.choice("bi_crit", crits), key="bi_crit",
+        crits = common.levels(ratings, "criterion")
+        crit = st.selectbox("Criterion", **ui.in_url("bi_crit", crits),
                             help="Shown in every tab; without a breakdown the effect plots list all criteria.")
         # Grouped views show one criterion (rows = groups); ungrouped ones list the criteria as rows.
-        view = tables.criterion_view(rep.results, crit, grouped=bool(opts.by))
+        view = bias.criterion_view(rep.results, crit, grouped=bool(opts.by))
         y = opts.by[0] if opts.by else "criterion"
         ui.lazy_tabs("bi_tab", {
             "Score distribution": lambda: score_distribution_tab(view, y, opts, crit),
@@ -179,13 +178,6 @@ def main() -> None:
             "Anchoring": lambda: anchoring_tab(ratings, rep, view, opts, crits),
             "Self-consistency": lambda: self_consistency_tab(view, y),
             "All numbers": lambda: numbers_tab(rep.results)})
-        ui.sync_url(URL_KEYS)
-    with ui.guard("Testing for biases"):
-        ui.finish_pending()
-
-
-#: The controls a reload or a shared link restores (the address bar holds them).
-URL_KEYS = {"bi_tab": str, "bi_crit": str}
 
 
 main()
