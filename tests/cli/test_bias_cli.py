@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from evalcore.cli import main
 from tests.helpers import ROOT, SAMPLE

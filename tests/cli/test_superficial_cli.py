@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from evalcore.cli import main
 from tests.helpers import HANNA, LLMBAR, PANDALM, needs_datasets
 
