@@ -3,7 +3,7 @@
 Data: 40,000 items x 5 criteria x (3 human annotators + 2 judges) = 1,000,000 rows, 8 languages,
 criteria on {0,1,2}. The reference is ``pandas.read_csv`` of the same CSV, timed in the same run.
 
-Goals (issue 3): point estimates take no longer than reading the file (ratio <= 1); 1,000
+Goals: point estimates take no longer than reading the file (ratio <= 1); 1,000
 bootstrap resamples take no longer than 10 times that (ratio <= 10).
 
 Each step is timed in interleaved rounds with the reference; the report gives the best-of ratio and

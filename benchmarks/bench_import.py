@@ -5,7 +5,7 @@ Data: the file of ``bench_agreement.py`` (40,000 items x 5 criteria x (3 human a
 1,000,000 rows, 8 languages, scores on {0,1,2}) as exported (sorted by item), the same rows shuffled, and
 the exported file gzip-compressed (``.csv.gz``, how judgment logs usually arrive).
 
-Goals (issue 17): the whole ``evalcore validate`` process costs at most 1.5 times a whole process that
+Goals: the whole ``evalcore validate`` process costs at most 1.5 times a whole process that
 runs a bare ``pandas.read_csv`` of the file; the whole ``evalcore agreement --boot 0`` at most 2 times.
 
 Two measurements, each in interleaved rounds with its reference so that drift hits both alike; the

@@ -11,7 +11,7 @@ and criterion from the compressed counts. It reports the wall time of that work,
 wall time from start (imports included) and its peak resident memory (``ru_maxrss`` of the child,
 so the generator's memory is not counted).
 
-Goals (issue 17): 20M judgments, point estimates in at most 30 s with peak memory at most 3 GB on a
+Goals: 20M judgments, point estimates in at most 30 s with peak memory at most 3 GB on a
 2-core machine; 100M judgments measured, with the time per row and the memory as the data grows.
 
 Larger than memory, literally (``--cgroup-memory 2GB``): each child then runs in a fresh cgroup whose

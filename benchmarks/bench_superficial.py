@@ -1,4 +1,4 @@
-"""Benchmark: superficial-quality subtraction (issue 13): the alpha slider and the full alpha curve.
+"""Benchmark: superficial-quality subtraction: the alpha slider and the full alpha curve.
 
 Data (seeded): a canonical comparisons table of ``--pairs`` pairs (10,000 and 1,000,000 by default),
 two rows per pair: the judge ``judge-leaky`` (rater_kind 'judge', integer scores 1-10 in
@@ -25,7 +25,7 @@ Measured, each in interleaved rounds with its reference (best-of ratio and media
   computation (its JSON compared with the CLI's), and ``pandas.read_csv`` of the file alone as a yardstick;
   on the large file the CLI (``--boot 0`` and ``--boot 1000``) and ``read_csv`` once each, with a time limit.
 
-Goal (issue 13): moving the slider answers in well under half a second on 10,000 pairs, and nothing
+Goal: moving the slider answers in well under half a second on 10,000 pairs, and nothing
 that does not depend on alpha is recomputed.
 
 Run: ``python benchmarks/bench_superficial.py`` (about ten minutes on 2 cores); smoke run: ``--quick``.

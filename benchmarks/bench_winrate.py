@@ -1,4 +1,4 @@
-"""Benchmark: calibrated win rates (issue 5), Dawid-Skene against its Gibbs reference, and BWRS.
+"""Benchmark: calibrated win rates, Dawid-Skene against its Gibbs reference, and BWRS.
 
 Data (seeded): ``--items`` items compared by two systems A and B, true win rate ``--p`` (share of
 items on which A is better), ``--judges`` judges with accuracies ``q0, q1`` drawn uniformly in
@@ -21,7 +21,7 @@ Measured:
 * BWRS with ``--bwrs-samples`` samples per judge at prior ratio ``--ratio``: median of
   ``--bwrs-repeat`` calls.
 
-Goals (issue 5): first fit <= 20 s; compiled fit <= 2 s with ESS(p) >= 1,000 and R-hat(p) <= 1.01;
+Goals: first fit <= 20 s; compiled fit <= 2 s with ESS(p) >= 1,000 and R-hat(p) <= 1.01;
 reference / ours >= 100x with the means of p within 0.01; BWRS <= 50 ms.
 
 Run: ``python benchmarks/bench_winrate.py [--ref-cores 2] [--ref-priors none,ratio]``

@@ -1,6 +1,6 @@
 """Analyses on data that need not fit in memory: the sufficient statistics as ibis expressions.
 
-Every analysis here reduces to counts a GROUP BY computes (DESIGN.md, "sufficient statistics").
+Every analysis here reduces to counts a GROUP BY computes (docs/engines.md).
 :mod:`evalcore.engines.engine` connects to an engine (DuckDB by default, Spark, or any ibis
 connection URL) and reads a file, a folder of Parquet files or a table into an ibis table;
 :mod:`evalcore.engines.agreement` writes the agreement statistics once as ibis expressions, so only

@@ -64,7 +64,7 @@ def test_point_estimates_in_a_fresh_process_start_neither_numba_nor_scipy(tmp_pa
 
 
 def test_text_output_is_a_summary_within_120_columns(capsys):
-    """Issue 23: the text output was 2,000 lines of up to 304 characters. By default it is the verdict and one
+    """The text output was once 2,000 lines of up to 304 characters. By default it is the verdict and one
     line per group and judge (humans' agreement, the judge's, the flagged gap) within 120 columns, counts as
     integers; --all prints every measure."""
     import re

@@ -32,7 +32,7 @@ def test_cli_bias_json_and_text(capsys):
     assert "flagged = a bias: a bootstrap test in the direction that means harm" in out
     assert "Benjamini-Hochberg q <= 0.05 across all" in out and "p_value" in out and "q_value" in out
     assert "significant in the other direction (not a bias)" in out
-    assert max(map(len, out.splitlines())) <= 120  # issue 23: lines of up to 368 characters
+    assert max(map(len, out.splitlines())) <= 120  # once: lines of up to 368 characters
     assert main(["bias", str(SAMPLE), "--boot", "100", "--alpha", "0.01", "--json"]) == 0
     strict = pd.DataFrame(json.loads(capsys.readouterr().out))
     assert (strict.loc[strict["flagged"], "q_value"] <= 0.01).all()

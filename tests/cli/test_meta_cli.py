@@ -1,4 +1,4 @@
-"""`evalcore agreement` as papers report it (issue 15): system- and input-level correlation, the fully
+"""`evalcore agreement` as papers report it: system- and input-level correlation, the fully
 annotated units, the judge leaderboard and the rater-pair matrix, on HANNA and the sample."""
 
 from __future__ import annotations

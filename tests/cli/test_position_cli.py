@@ -51,7 +51,7 @@ def test_save_then_apply_calibration(tmp_path, capsys):
     saved = json.loads(cal.read_text())
     assert sorted(c["method"] for c in saved["calibrations"]) == ["noa", "noa_released", "pride"]
     assert {r["method"] for r in fitted} == {"none", "pride", "noa", "noa_released"}
-    # Issue 23: what was just fitted (and saved) is said to be fitted, not "loaded from a saved calibration"
+    # What was just fitted (and saved) is said to be fitted, not "loaded from a saved calibration"
     calibrated = [r for r in fitted if r["method"] != "none"]
     assert all("fitted on" in r["note"] and "loaded" not in r["note"] for r in calibrated)
     from evalcore.data.ingest import load as _load

@@ -125,7 +125,7 @@ def test_no_rater_kind_and_decimal_commas(tmp_path, capsys):
     assert any("decimal commas were read as decimal points ('4,0' is 4.0)" in n for n in d["notes"])
 
 
-# --------------------------------------------------------------------------- issue 17: compressed files, lean start-up
+# --------------------------------------------------------------------------- compressed files, lean start-up
 
 
 def _pack(ext: str, data: bytes) -> bytes:
@@ -178,7 +178,7 @@ def test_validate_starts_without_the_heavy_libraries():
 
 
 def test_win_rates_without_systems_name_what_to_do_in_the_cli_and_the_app(tmp_path, capsys):
-    """Issue 23: the fix named "the Data page", which does not exist; it names --map and the upload's mapping."""
+    """The fix once named "the Data page", which does not exist; it names --map and the upload's mapping."""
     from evalcore.ui.messages import app_message
     from evalcore.errors import DataError
     from evalcore.pairwise.pairs import pairs
@@ -217,7 +217,7 @@ def _agreement(capsys, *argv):
 
 @pytest.mark.parametrize("how", ["folder", "glob", "files"])
 def test_a_parquet_folder_without_engine_reads_through_duckdb(tmp_path, capsys, how):
-    """Issue 23: a folder of Parquet files got "is a folder"; it goes to the embedded DuckDB engine, with a note."""
+    """A folder of Parquet files once got "is a folder"; it goes to the embedded DuckDB engine, with a note."""
     pytest.importorskip("ibis")
     folder, raw = _parquet_folder(tmp_path)
     files = sorted(str(p) for p in folder.rglob("*.parquet"))
@@ -263,7 +263,7 @@ def test_preset_folders_still_go_to_their_preset(capsys):
 
 
 def test_text_output_of_validate_and_winrate_fits_120_columns(capsys):
-    """Issue 23: validate's list of analyses (233 characters) and winrate's headers ran past the terminal."""
+    """Validate's list of analyses (233 characters) and winrate's headers ran past the terminal."""
     from evalcore.cli import main as cli
     from tests.helpers import SAMPLE, SAMPLE_PAIRS
 

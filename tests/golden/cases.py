@@ -1,4 +1,4 @@
-"""The CLI runs whose JSON is pinned by ``test_golden.py`` (issue 11: a refactor changes no number).
+"""The CLI runs whose JSON is pinned by ``test_golden.py`` (a refactor changes no number).
 
 Each case is a name and the ``evalcore`` arguments after the file; the outputs live next to this file
 as ``<name>.json``. ``python tests/golden/cases.py`` (re)records them: do that only for a deliberate

@@ -1,6 +1,6 @@
 """Golden outputs: every CLI command's JSON on the sample and the real datasets, pinned.
 
-Recorded by ``tests/golden/cases.py`` before the code moved (issue 11). A refactor must leave
+Recorded by ``tests/golden/cases.py`` before the code moved. A refactor must leave
 them identical; a deliberate change re-records the affected file and names the change and its
 reason in the commit message.
 """

@@ -1,4 +1,4 @@
-"""Names from the data stay text (issue 24, defects 3, 4, 6 and the offline part of 14).
+"""Names from the data stay text.
 
 A dataset whose criteria, languages, tasks, judges, annotators, systems and subsets are named with Markdown
 images and links, HTML links, bold and line breaks, and spreadsheet formulas (the *payload*, built here from the

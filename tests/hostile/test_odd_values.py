@@ -1,4 +1,4 @@
-"""Odd values in the analyses (issue 24, defects 1 and 5), on files generated here from the bundled sample.
+"""Odd values in the analyses, on files generated here from the bundled sample.
 
 Defect 1: a per-row column (a timing, an annotation round, a free-text comment) is no segment; it must
 not stop an analysis that does not group by it, and grouping by it must say what is wrong, naming an item.

@@ -1,4 +1,4 @@
-"""Process-level robustness of reading files and of the CLI (issue 24, defects 11, 12 and 14).
+"""Process-level robustness of reading files and of the CLI.
 
 Every hostile file is generated here, in ``tmp_path``. The subprocess tests run the CLI as the
 program (``main()`` with no arguments, as the console script calls it), which is where the exit

@@ -1,4 +1,4 @@
-"""The workspace under hostile use (issue 24): uploads that stay private and go away, identical uploads at
+"""The workspace under hostile use: uploads that stay private and go away, identical uploads at
 once, a link to an upload still awaiting its mapping, and docs that say what the CLI shares.
 
 Defects 8, 13 and part of 14. Every input is made here, in the test's own folders.

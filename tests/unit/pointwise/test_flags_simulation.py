@@ -1,4 +1,4 @@
-"""The flag rule on simulated judges (issue 12): a judge drawn from the humans' own model is flagged nowhere,
+"""The flag rule on simulated judges: a judge drawn from the humans' own model is flagged nowhere,
 injected biases are found in their section, and effects in the direction that is not a bias are marked
 ``opposite``, never flagged.
 

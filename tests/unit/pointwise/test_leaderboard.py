@@ -162,7 +162,7 @@ def test_hanna_leaderboard():
 
 
 def test_n_says_what_it_counts():
-    """Issue 23: with input_id the bootstrap resamples inputs, so n counts inputs; n_unit says so and n_items
+    """With input_id the bootstrap resamples inputs, so n counts inputs; n_unit says so and n_items
     counts the items (the issue saw n = 90 for 1,980 items)."""
     rng = np.random.default_rng(5)
     rows = [(f"{d}/{s}", f"S{s}", f"D{d}", r, k, float(s + rng.normal()))

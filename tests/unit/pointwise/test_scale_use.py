@@ -306,7 +306,7 @@ def _ten_point(seed: int, n_items: int, mu: float, sd: float, rater: str, kind: 
 @pytest.mark.parametrize("judge_mu, judge_sd", [(7.5, 2.4), (8.5, 1.5), (6.0, 1.5)])
 def test_a_ceiling_on_a_ten_point_scale_is_not_a_round_number_bias(judge_mu, judge_sd):
     """Humans pile up on 10 (mean 7.5, sd 2.4: a fifth of their ratings); the judge as much, more, or narrower:
-    no round-number preference anywhere, so no flag (issue 12: 10 is the top of the scale, 5 its one inner
+    no round-number preference anywhere, so no flag (10 is the top of the scale, 5 its one inner
     multiple of 5, whose local reference follows the shape of the distribution)."""
     data = pd.concat([_ten_point(1, 400, 7.5, 2.4, "h", "human", 3),
                       _ten_point(2, 400, judge_mu, judge_sd, "J", "judge", 3)], ignore_index=True)
@@ -432,7 +432,7 @@ def test_user_errors_raise_data_error():
         scale_use(data, by=["nope"])
     with pytest.raises(DataError, match="different values within one item"):
         scale_use(data.assign(prompt=np.arange(len(data)) % 2), by=["prompt"])
-    # One message for every analysis since issue 11 (evalcore.stats.check_resamples); it was "whole number >= 0".
+    # One message for every analysis (evalcore.stats.check_resamples); it was "whole number >= 0".
     with pytest.raises(DataError, match="whole number, 0 or more"):
         scale_use(data, n_boot=-1)
     with pytest.raises(DataError, match="between 0 and 1"):
