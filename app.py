@@ -34,6 +34,7 @@ PAGES = (
              "Does the judge reward outputs that only look good?"),
     PageSpec("app_pages/5_Position_bias.py", "Position bias", "Position_bias", "🔀",
              "Does the verdict depend on which output is shown first?"),
+    PageSpec("app_pages/6_Alt_test.py", "Alt-Test", "Alt_test", "🧑‍⚖️", "Can the judge replace the annotators?"),
 )
 
 

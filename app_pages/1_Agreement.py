@@ -14,8 +14,12 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`flags_section`: the agreement table's ``flagged`` rows, counted by
   :func:`evalcore.report.views.agreement.flagged_cells`.
 - :func:`table_section`: the agreement table itself, every row.
+- :func:`scales_section`: which measures apply to nominal criteria, :func:`evalcore.pointwise.agreement.table.scale_notes`.
 - :func:`class_distribution_section`: :func:`evalcore.pointwise.distributions.class_distribution`
   (``ui.CLASS_DISTRIBUTION``), drawn by :func:`evalcore.report.plots.class_distribution_figure`.
+- :func:`confusion_section`: :func:`evalcore.pointwise.confusion.confusion_matrix` of the judge against the humans'
+  majority label, drawn by :func:`evalcore.report.plots.confusion_heatmap`, for nominal criteria and those with
+  few categories (:func:`evalcore.report.views.agreement.confusion_criteria`).
 - :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter.filter_units` (``ui.unit_filter``).
 - :func:`evalcore.ui.agreement_tabs.leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
   by :func:`evalcore.report.plots.leaderboard_figure`.
@@ -34,7 +38,9 @@ from evalcore import ui
 from evalcore.ui import agreement_tabs
 from evalcore.columns import segment_columns
 from evalcore.pointwise.agreement.measures import HUMAN_MEASURES, JUDGE_MEASURES
+from evalcore.pointwise.agreement.table import scale_by, scale_notes
 from evalcore.pointwise.agreement.units import fractional_judges
+from evalcore.pointwise.confusion import confusion_matrix
 from evalcore.report import display, guide, plots
 from evalcore.report.views import agreement, common
 from evalcore.text import md
@@ -63,6 +69,9 @@ def controls(ratings, units) -> ui.AuditOptions:
     seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="ag_seed", bind="query-params")
     if per_row:
         c1.caption(md(f"Not offered, as they change within an item: {', '.join(sorted(per_row))}."))
+    if scale_by(units, by) != list(by):  # a nominal criterion is never pooled with numbers
+        c1.caption("Grouped by criterion too: nominal labels and numbers are never pooled in one measure.")
+        by = scale_by(units, by)
     if judges_all and not judges:
         st.info("Pick at least one judge under **Judges** to compare judges with the humans; the humans' agreement "
                 "among themselves is shown below.", icon=":material/info:")
@@ -98,9 +107,9 @@ def agreement_section(table, units, opts: ui.AuditOptions, opening: str | None) 
     source = s1.selectbox("Whose agreement", **ui.in_url("ag_source", [display.HUMANS, *opts.judges], opening),
                           format_func=lambda j: "Humans among themselves" if j == display.HUMANS else f"{j} vs humans")
     judge = None if source == display.HUMANS else source
-    measures = HUMAN_MEASURES if judge is None else JUDGE_MEASURES
-    measure = s2.selectbox("Measure", measures, key=f"ag_measure_{judge is None}",
-                           format_func=plots.measure_title)
+    measures = agreement.measure_options(table, HUMAN_MEASURES if judge is None else JUDGE_MEASURES, judge=judge)
+    measure = s2.selectbox("Measure", ui.choice(f"ag_measure_{judge is None}", measures),
+                           key=f"ag_measure_{judge is None}", format_func=plots.measure_title)
     if judge in fractional_judges(units):
         st.info(f"{md(judge)} gives non-integer scores (e.g. averages of several samples) while humans use whole "
                 "numbers, so its scores rarely equal the human majority: percent agreement, Cohen's kappa and F1 "
@@ -161,6 +170,32 @@ def class_distribution_section(units, opts: ui.AuditOptions, judge: str | None) 
     ui.download_csv(dist, file_name="class_distribution.csv", label="Download the distributions (CSV)", key="cd_dl")
 
 
+def scales_section(units, by) -> None:
+    """Once, where criteria are nominal: which measures apply to them, and why (the grouping's own note is under
+    **Group by**)."""
+    for note in scale_notes(units, by):
+        st.info(md(note), icon=":material/category:")
+
+
+def confusion_section(units, opts: ui.AuditOptions, judge: str | None) -> None:
+    """The judge's label against the humans' majority label, as a heatmap with counts and row shares."""
+    shown_judge = judge or (opts.judges[0] if opts.judges else None)
+    crits = agreement.confusion_criteria(units.scales, units.scale)
+    if shown_judge is None or not crits:
+        return
+    st.subheader("Which label does the judge give where the humans agree on one?")
+    by = tuple(opts.by) if "criterion" in opts.by else (*opts.by, "criterion")  # one criterion's labels at a time
+    cm = confusion_matrix(units, judges=[shown_judge], by=by)
+    cols = st.columns(len(by))
+    group = {"criterion": cols[0].selectbox("Criterion", ui.choice("cm_crit", crits), key="cm_crit")}
+    for col, extra in zip(cols[1:], [c for c in by if c != "criterion"]):
+        group[extra] = col.selectbox(md(extra), ui.choice(f"cm_f_{extra}", common.levels(cm, extra)),
+                                     key=f"cm_f_{extra}")
+    ui.figure(plots.confusion_heatmap(common.rows_where(cm, group), judge=shown_judge), key="cm_fig")
+    st.caption(agreement.CONFUSION_CAPTION)
+    ui.download_csv(cm, file_name="confusion_matrix.csv", label="Download the confusion matrices (CSV)", key="cm_dl")
+
+
 def measures_guide() -> None:
     with st.expander("How to read this"):
         st.markdown(guide.AGREEMENT)
@@ -172,11 +207,13 @@ def group_tab(units, opts: ui.AuditOptions, lo: int | None, hi: int | None) -> N
                                                seed=opts.seed, min_raters=lo, max_raters=hi)
     verdict = agreement.agreement_verdict(table, by=opts.by, judges=opts.judges, pending=pending, escape=md)
     verdict_section(verdict)
+    scales_section(units, opts.by)
     judge = agreement_section(table, units, opts, verdict.opening)
     if not pending:  # no flag is claimed before the tests have run
         flags_section(table, opts)
     table_section(table)
     class_distribution_section(units, opts, judge)
+    confusion_section(units, opts, judge)
 
 
 def main() -> None:

@@ -7,7 +7,10 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`findings_section`: :func:`evalcore.pointwise.bias_report.bias_report` (``ui.BIAS``), its
   ``recommendations`` (:func:`evalcore.pointwise.recommend.recommendations`) and ``skipped`` sections.
 - :func:`score_distribution_tab`: :func:`evalcore.pointwise.scale_use.score_frequencies` (``ui.SCORE_FREQUENCIES``)
-  and the bias report's ``mean_shift`` (:func:`evalcore.pointwise.scale_use.scale_use`).
+  and the bias report's ``mean_shift`` (:func:`evalcore.pointwise.scale_use.scale_use`); on a nominal criterion
+  (:func:`category_tab`) the report's ``category_share`` and ``category_share_difference``.
+- :func:`familiarity_tab`, on a nominal criterion: the report's ``mean_perplexity`` and
+  ``mean_perplexity_difference`` per category (:func:`evalcore.pointwise.familiarity.familiarity`).
 - :func:`familiarity_tab`: the bias report's ``tau_difference`` (:func:`evalcore.pointwise.bias.familiarity`)
   and :func:`evalcore.pointwise.bias.perplexity_by_score` (``ui.PERPLEXITY_BY_SCORE``).
 - :func:`anchoring_tab`: the bias report's ``r_difference`` (:func:`evalcore.pointwise.bias.anchoring`),
@@ -74,7 +77,39 @@ def findings_section(rep, ratings, n_boot: int, pending: bool) -> None:
         st.info(f"{section.replace('_', ' ').capitalize()} was not run: {md(reason)}.", icon=":material/info:")
 
 
-def score_distribution_tab(view, y: str, opts: ui.AuditOptions, crit: str) -> None:
+def category_tab(rep, view, opts: ui.AuditOptions, crit: str, *, section: str, measure: str, value: str,
+                 title: str, explain: str) -> None:
+    """A nominal criterion in one section: the value per category, judge next to humans, and its difference."""
+    row = opts.by[0] if opts.by else None
+    note = bias.not_applicable_note(rep.not_applicable, section, crit)
+    if note:
+        st.info(md(note) + ".", icon=":material/info:")
+    rows = bias.category_rows(view, measure=measure, criterion=crit)
+    if row:  # one row of bars per group: a few groups at a time
+        levels = common.levels(rows, row)
+        keep = ui.paginate(levels, key=f"bi_{measure}_page", noun=row)
+        rows = rows[rows[row].astype(str).isin(keep)] if len(keep) < len(levels) else rows
+    ui.figure(plots.category_figure(rows, criterion=crit, row=row, value=value, title=title,
+                                    percent=measure == "category_share"), key=f"bi_{measure}")
+    st.caption(explain)
+    diff = f"{measure}_difference"
+    y = row or "criterion"
+    ui.figure(plots.effect_figure(bias.category_rows(view, measure=diff, criterion=crit, y=y), measure=diff,
+                                  y="where", title=plots.measure_title(diff).capitalize() + ", same items"),
+              key=f"bi_{diff}")
+    missing = bias.undrawn(bias.category_rows(view, measure=diff, criterion=crit, y=y), measure=diff, y="where")
+    if missing:
+        st.caption(md(missing))
+
+
+def score_distribution_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str, nominal: list) -> None:
+    if crit in nominal:
+        category_tab(rep, view, opts, crit, section="score_distribution", measure="category_share",
+                     value="share of ratings", title="Share of each category",
+                     explain="Share of each category with its 95% interval: bars of the judge far from the humans' "
+                             "mean it gives that category more or less often than humans do on the same items (a "
+                             "shifted label prior); outlined diamonds below are significant.")
+        return
     row = opts.by[0] if opts.by else None
     freq = ui.SCORE_FREQUENCIES.result(by=[row] if row else [], judges=opts.judges)
     if row:  # one row of bars per group: a few groups at a time
@@ -90,9 +125,16 @@ def score_distribution_tab(view, y: str, opts: ui.AuditOptions, crit: str) -> No
                "round-number excess are in 'All numbers'.")
 
 
-def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str) -> None:
+def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str, nominal: list) -> None:
     if "familiarity" in dict(rep.skipped):
         st.info("Needs a 'perplexity' column, or a 'text' column for a local proxy.", icon=":material/info:")
+        return
+    if crit in nominal:
+        category_tab(rep, view, opts, crit, section="familiarity", measure="mean_perplexity",
+                     value="mean perplexity", title="Mean perplexity of the texts given each category",
+                     explain="Mean perplexity of the texts given each category, with its 95% interval: a judge that "
+                             "gives a category to more familiar (or less familiar) texts than humans do picks labels "
+                             "by familiarity; outlined diamonds below are significant.")
         return
     ui.figure(plots.effect_figure(view, measure="tau_difference", y=y,
                                         title="Kendall's tau of score vs perplexity: judge minus humans"),
@@ -110,8 +152,12 @@ def familiarity_tab(rep, view, y: str, opts: ui.AuditOptions, crit: str) -> None
 
 def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> None:
     if "anchoring" in dict(rep.skipped):
-        st.info("Needs two or more criteria scored on the same items.", icon=":material/info:")
+        st.info("Needs two or more criteria scored with numbers on the same items.", icon=":material/info:")
         return
+    for section, _, note in rep.not_applicable:
+        if section == "anchoring":
+            st.caption(md(note) + ".")
+    crits = bias.ordered_criteria(ratings, crits)
     ui.figure(plots.effect_figure(view, measure="r_difference", y=opts.by[0] if opts.by else "judge",
                                         title="Mean correlation between criteria: judge minus humans"),
                     key="bi_r")
@@ -138,12 +184,14 @@ def anchoring_tab(ratings, rep, view, opts: ui.AuditOptions, crits: list) -> Non
                "two bar sets differ much more than the humans', its criteria are anchored.")
 
 
-def self_consistency_tab(view, y: str) -> None:
+def self_consistency_tab(view, y: str, nominal: list) -> None:
     ui.figure(plots.effect_figure(view, measure="alpha_difference", y=y,
                                         title="Krippendorff's alpha across the judge's samples minus humans' "
                                               "inter-annotator alpha"), key="bi_alpha")
     st.caption("Negative: the judge disagrees with itself across repeated samples more than annotators disagree "
-               "with each other (Stureborg et al. Table 4). Judges sampled once have no value here.")
+               "with each other (Stureborg et al. Table 4). Judges sampled once have no value here."
+               + (" On nominal criteria the alpha is the nominal one (categories without an order)." if nominal
+                  else ""))
 
 
 def numbers_tab(results) -> None:
@@ -172,11 +220,12 @@ def main() -> None:
         # Grouped views show one criterion (rows = groups); ungrouped ones list the criteria as rows.
         view = bias.criterion_view(rep.results, crit, grouped=bool(opts.by))
         y = opts.by[0] if opts.by else "criterion"
+        nominal = bias.nominal_criteria(ratings)
         ui.lazy_tabs("bi_tab", {
-            "Score distribution": lambda: score_distribution_tab(view, y, opts, crit),
-            "Familiarity": lambda: familiarity_tab(rep, view, y, opts, crit),
+            "Score distribution": lambda: score_distribution_tab(rep, view, y, opts, crit, nominal),
+            "Familiarity": lambda: familiarity_tab(rep, view, y, opts, crit, nominal),
             "Anchoring": lambda: anchoring_tab(ratings, rep, view, opts, crits),
-            "Self-consistency": lambda: self_consistency_tab(view, y),
+            "Self-consistency": lambda: self_consistency_tab(view, y, nominal),
             "All numbers": lambda: numbers_tab(rep.results)})
 
 

@@ -9,7 +9,7 @@ Data                    :func:`read` (the validated table), :func:`load`, :func:
                         :func:`read_table`, :func:`validate`, :class:`Workspace`,
                         :class:`DataError`
 Agreement (ratings)     :func:`agreement`, :func:`count_units`, :func:`class_distribution`,
-                        :func:`rater_pair_matrix`, :func:`judge_leaderboard`,
+                        :func:`confusion_matrix`, :func:`rater_pair_matrix`, :func:`judge_leaderboard`,
                         :func:`meta_correlations`, :func:`system_means`
 Bias (ratings)          :func:`bias_report`; its sections :func:`familiarity`,
                         :func:`perplexity_by_score`, :func:`anchoring`,
@@ -17,6 +17,7 @@ Bias (ratings)          :func:`bias_report`; its sections :func:`familiarity`,
                         :func:`scale_use`, :func:`score_frequencies`,
                         :func:`round_number_bias`, :func:`self_consistency`,
                         :func:`variant_agreement`
+Alt-Test (ratings)      :func:`alt_test`: can the judge replace the annotators?
 Comparisons             :func:`pairs`, :func:`judge_accuracy`, :func:`win_rates` (BWRS or
                         Dawid-Skene; :func:`estimate_all` gives its ``WinRate`` objects, for
                         plots), :func:`position_report`, :func:`fit_calibrations`
@@ -51,7 +52,7 @@ _WHERE = {
     "read_table": "evalcore.data.io", "validate": "evalcore.data.validation",
     "Workspace": "evalcore.data.store",
     "agreement": "evalcore.pointwise.agreement.table", "count_units": "evalcore.pointwise.agreement.units",
-    "class_distribution": "evalcore.pointwise.distributions",
+    "class_distribution": "evalcore.pointwise.distributions", "confusion_matrix": "evalcore.pointwise.confusion",
     "rater_pair_matrix": "evalcore.pointwise.rater_pairs",
     "judge_leaderboard": "evalcore.pointwise.leaderboard",
     "meta_correlations": "evalcore.pointwise.meta", "system_means": "evalcore.pointwise.meta",
@@ -63,6 +64,7 @@ _WHERE = {
     "round_number_bias": "evalcore.pointwise.scale_use",
     "self_consistency": "evalcore.pointwise.consistency", "variant_agreement": "evalcore.pointwise.consistency",
     "superficial_correlation": "evalcore.pointwise.superficial",
+    "alt_test": "evalcore.pointwise.alt_test",
     "pairs": "evalcore.pairwise.pairs", "judge_accuracy": "evalcore.pairwise.accuracy",
     "win_rates": "evalcore.pairwise.winrate", "estimate_all": "evalcore.pairwise.winrate",
     "position_report": "evalcore.pairwise.position", "fit_calibrations": "evalcore.pairwise.position",

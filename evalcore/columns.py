@@ -48,8 +48,8 @@ WINNERS = ("a", "b", "tie")
 HUMANS_LABEL = "humans"
 
 #: Canonical columns that are not segments: ids, scores and fields of one judgment.
-NOT_SEGMENTS = frozenset({"item_id", "rater", "rater_kind", "score", "sample", "position", "perplexity", "text",
-                          "invalid", "text_a", "text_b", "input_id"})
+NOT_SEGMENTS = frozenset({"item_id", "rater", "rater_kind", "score", "category", "scale", "sample", "position",
+                          "perplexity", "text", "invalid", "text_a", "text_b", "input_id"})
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,11 @@ RATINGS_COLUMNS: tuple[Column, ...] = (
     Column("rater", True, "id", "annotator id, or judge configuration id such as gpt-4/score-only"),
     Column("rater_kind", True, "category", "'human' or 'judge'"),
     Column("criterion", False, "text", "what was scored, e.g. LA, OCQ, Coherence (default 'overall')"),
-    Column("score", True, "score", "the rating: an ordinal number or a category"),
+    Column("score", True, "score", "the rating: a number, or a text label (a category)"),
+    Column("category", False, "text", "the label exactly as written, on rows of a criterion whose labels are "
+                                      "categories (written by evalcore with 'scale'; see evalcore.data.scales)"),
+    Column("scale", False, "category", "the criterion's scale: nominal, ordinal or interval (default: text "
+                                       "labels nominal, numbers ordinal)"),
     Column("sample", False, "number", "repeat index when one rater judged an item several times"),
     Column("position", False, "number", "place of this criterion in a multi-criterion prompt"),
     Column("perplexity", False, "number", "perplexity of the judged text (familiarity bias)"),

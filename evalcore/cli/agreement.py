@@ -100,12 +100,44 @@ def _run_engine(args: argparse.Namespace) -> int:
     return _output(args, None, args.files[0], units, by)
 
 
+def _confusion(args: argparse.Namespace, source: str, units, by: list[str], notes: list[str]) -> int:
+    """``--confusion``: each judge's labels against the humans' majority label, per group."""
+    from ..pointwise.confusion import confusion_matrix
+
+    cm = confusion_matrix(units, judges=args.judge, by=by)
+    if args.json:
+        return _dump(cm)
+    sys.stdout.write(wrap(f"confusion matrices of {source}, grouped by {', '.join(by) or 'nothing'}: rows are the "
+                          "humans' strict-majority label, columns the judge's; each cell the units and the share of "
+                          "its row") + "\n")
+    for note in notes:
+        sys.stdout.write(wrap(note) + "\n")
+    keys = ["judge", *by]
+    for key, cells in cm.groupby(keys, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        order = list(dict.fromkeys(cells["human_category"]))
+        grid = cells.assign(cell=[f"{int(n)} ({s:.0%})" if s == s else f"{int(n)}"
+                                  for n, s in zip(cells["count"], cells["row_share"])])
+        grid = grid.pivot(index="human_category", columns="judge_category", values="cell").reindex(
+            index=order, columns=order)
+        grid.index.name, grid.columns.name = "humans \\ judge", None
+        head = ", ".join(f"{k}={v}" for k, v in zip(keys, key))
+        note = cells["note"].iloc[0]
+        sys.stdout.write(f"\n{head}: {int(cells['n_units'].iloc[0])} units" + (f"; {note}" if note else "") + "\n")
+        sys.stdout.write(grid.to_string() + "\n")
+    return 0
+
+
 def _output(args: argparse.Namespace, frame, source: str, units, by: list[str]) -> int:
     """The table of ``units`` (and, for rows in memory, ``--leaderboard``/``--pairs``/meta rows) as text or JSON."""
     import pandas as pd
 
-    from ..pointwise.agreement.table import agreement
+    from ..pointwise.agreement.table import agreement, scale_by, scale_notes
 
+    notes = scale_notes(units, by)  # which measures apply to nominal criteria, said once
+    by = scale_by(units, by)
+    if getattr(args, "confusion", False):
+        return _confusion(args, source, units, by, notes)
     extra = _extra(frame, by, args) if frame is not None else None
     if extra is not None:
         if args.json:
@@ -126,6 +158,8 @@ def _output(args: argparse.Namespace, frame, source: str, units, by: list[str]) 
         f = units.unit_filter
         sys.stdout.write(f"{f.description}: {f.kept:,} unit(s) kept, {f.dropped:,} dropped\n")
     sys.stdout.write(wrap(RULE.format(alpha=args.alpha, n=int(table["p_value"].notna().sum()))) + "\n")
+    for note in notes:
+        sys.stdout.write(wrap(note) + "\n")
     if args.all:
         fmt = (lambda v: "" if math.isnan(v) else f"{v:.2g}")
         mark = table["flagged"].map({True: "LOW", False: ""}).where(~table["opposite"], "HIGH")
@@ -182,6 +216,9 @@ def add_parser(sub) -> None:
     a.add_argument("--leaderboard-measure", nargs="+", metavar="MEASURE",
                    help="the leaderboard's measures (default: kendall_tau, and kendall_tau_system when the file "
                         "has a system column)")
+    a.add_argument("--confusion", action="store_true",
+                   help="instead: each judge's confusion matrix against the humans' strict-majority label (counts and "
+                        "row shares), per group; for nominal labels and scales with few categories")
     a.add_argument("--pairs", action="store_true",
                    help="instead: Cohen's kappa (plain, linear, quadratic) and percent agreement for every pair "
                         "of annotators and every judge against every annotator")

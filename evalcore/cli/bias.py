@@ -12,6 +12,9 @@ from .options import add_audit_args, fit_width, load_table, records, text_table,
 #: The flag rule in one sentence, as the text output and the README state it.
 RULE = ("flagged = a bias: a bootstrap test in the direction that means harm (one-sided; two-sided for score skew "
         "and mean shift), Benjamini-Hochberg q <= {alpha:g} across all {n} tests of this report")
+#: What the text output adds where a criterion is nominal: its rows about one category name it.
+CATEGORIES = ("category shares and the mean perplexity per category (nominal criteria) are tested two-sided; each "
+              "row names its category")
 
 
 def _pq(frame):
@@ -39,8 +42,12 @@ def run(args: argparse.Namespace) -> int:
     w(wrap(f"bias audit of {ing.source}" + (f", grouped by {', '.join(by)}" if by else "")
            + f"; {args.boot} bootstrap resamples (seed {args.seed})") + "\n" + wrap(RULE.format(alpha=args.alpha,
                                                                                       n=n_tests)) + "\n")
+    if "category" in res.columns:
+        w(wrap(CATEGORIES) + "\n")
     for section, reason in rep.skipped:
         w(wrap(f"skipped {section}: {reason}") + "\n")
+    for section, _, reason in rep.not_applicable:
+        w(wrap(f"{section}: {reason}") + "\n")
     for note in rep.notes:
         w(wrap(f"note: {note}") + "\n")
     flagged = res[res["flagged"]]

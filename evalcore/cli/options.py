@@ -27,6 +27,28 @@ def _mapping(pairs: Sequence[str] | None) -> dict[str, str]:
     return out
 
 
+def _declared(pairs: Sequence[str] | None, option: str, example: str) -> dict[str, str]:
+    """``--scale``/``--order`` values, ``CRITERION=VALUE`` each, as ``{criterion: value}``."""
+    out: dict[str, str] = {}
+    for p in pairs or []:
+        crit, sep, value = p.partition("=")
+        if not sep or not crit.strip() or not value.strip():
+            raise DataError(f"{option} expects CRITERION=VALUE, got '{p}'",
+                            fix=f"write e.g. {option} '{example}' (the criterion '*' stands for every criterion)")
+        if crit.strip() in out:
+            raise DataError(f"{option} names criterion '{crit.strip()}' twice", fix="give each criterion once")
+        out[crit.strip()] = value.strip()
+    return out
+
+
+def declarations(args: argparse.Namespace) -> dict:
+    """The ``scale`` and ``order`` keywords of :func:`evalcore.data.ingest.load` from ``--scale`` and
+    ``--order`` (empty when neither was given)."""
+    scale = _declared(getattr(args, "scale", None), "--scale", "stance=nominal")
+    order = _declared(getattr(args, "order", None), "--order", "quality=bad,ok,good")
+    return {k: v for k, v in (("scale", scale), ("order", order)) if v}
+
+
 def add_input_args(p: argparse.ArgumentParser) -> None:
     """The input options of every command: the files, the preset, the column mapping, wide files."""
     from ..data.presets import PRESETS
@@ -48,6 +70,12 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="file without a rater_kind column: a rater that is an LLM judge (repeatable); "
                         "by default raters named like models (gpt, claude, llama, qwen, prometheus, judge, ...; "
                         "see evalcore.data.raters) are judges")
+    p.add_argument("--scale", action="append", metavar="CRITERION=SCALE",
+                   help="ratings: the scale of a criterion, nominal, ordinal or interval (repeatable; '*' for every "
+                        "criterion); by default text labels are nominal categories and numbers ordinal")
+    p.add_argument("--order", action="append", metavar="CRITERION=LOW,...,HIGH",
+                   help="ratings: the order of a criterion's text labels, lowest first, e.g. quality=bad,ok,good "
+                        "(repeatable; '*' for every criterion): the criterion is then ordinal")
 
 
 def add_audit_args(p: argparse.ArgumentParser, *, by_help: str, judge_help: str, boot_help: str) -> None:
@@ -155,6 +183,10 @@ def engine_table(args: argparse.Namespace):
 
     from ..engines.engine import connect, read, read_files
 
+    if declarations(args):
+        raise DataError("--scale and --order are applied when a file is read into memory; --engine reads the "
+                        "table as it is", fix="leave --engine out, or give the engine a table whose 'scale' and "
+                                             "'category' columns already say the scales (as evalcore writes them)")
     if args.wide_humans or args.wide_judges or args.preset not in ("auto", "none"):
         raise DataError("--engine reads one ratings table in the canonical columns (no preset, no wide file)",
                         fix="give one Parquet or CSV file, a folder of Parquet files or a table; convert other "
@@ -207,7 +239,7 @@ def load_input(args: argparse.Namespace):
 
         preset = detect_preset([Path(f) for f in args.files])
     return load(args.files, preset=preset, mapping=mapping, table=args.table, sheet=args.sheet,
-                delimiter=args.delimiter, wide=wide, judge_raters=args.judge_rater)
+                delimiter=args.delimiter, wide=wide, judge_raters=args.judge_rater, **declarations(args))
 
 
 _NEEDS = {

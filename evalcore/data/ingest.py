@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import columns
 from . import io
+from .categories import label_kinds
 from .codes import shared_codes
 from .mapping import apply_mapping, look_alikes, suggest_mapping
 from .raters import judge_name_match, looks_like_judge
@@ -91,6 +92,8 @@ def _to_long(raw: pd.DataFrame, *, file: str, mapping: Mapping[str, str] | None,
         canon = set(columns.column_names(table)) if table else (
             set(columns.column_names(columns.RATINGS)) | set(columns.column_names(columns.COMPARISONS)))
         raters = set(wide.human_columns) | set(wide.judge_columns) if wide is not None else set()
+        if "scale" not in map(str, raw.columns):
+            canon.discard("category")  # alone, a column of the user's (suggest_mapping): kept as a segment
         stray = [c for c in map(str, raw.columns) if c in canon and c not in full and c not in raters]
         if stray:
             base = base.drop(columns=stray)
@@ -156,6 +159,8 @@ def ingest_frame(
     wide: WideSpec | None = None,
     judge_raters: Sequence[str] | None = None,
     auto: bool = True,
+    scale: str | Mapping[str, str] | None = None,
+    order: Mapping[str, str | Sequence[str]] | Sequence[str] | None = None,
 ) -> Ingested:
     """Map, reshape and validate a table read with :func:`evalcore.data.io.read_table`.
 
@@ -179,13 +184,17 @@ def ingest_frame(
         names look like models (:func:`evalcore.data.raters.looks_like_judge`) are taken
         as judges, and a note says so. :func:`rater_roles` shows that classification
         before import; the analyst's choice comes back here as ``judge_raters``.
+    scale, order
+        Ratings: the scale of each criterion and the order of text labels
+        (:func:`evalcore.data.validation.validate`); by default text labels are nominal categories and numbers
+        ordinal.
     """
     long, full, wide, table, notes = _to_long(raw, file=file, mapping=mapping, table=table, wide=wide, auto=auto)
     if "rater_kind" not in long.columns and "rater" in long.columns:
         notes += _set_kinds(long, judge_raters, auto, file)
     # CSV, TSV and Excel cannot tell an empty cell from a missing one: a blank text cell is an empty output.
-    checked = validate(long, table=table, file=file,
-                              blank_text=raw.attrs.get("format") in ("csv", "tsv", "excel"))
+    checked = validate(long, table=table, file=file, blank_text=raw.attrs.get("format") in ("csv", "tsv", "excel"),
+                       scale=scale, order=order)
     notes += checked.notes
     return Ingested(table=checked.table, frame=checked.frame, source=file, mapping=full, wide=wide, notes=notes)
 
@@ -263,6 +272,41 @@ def rater_roles(
                         columns=list(ROLE_COLUMNS))
 
 
+def label_preview(
+    raw: pd.DataFrame,
+    mapping: Mapping[str, str] | None = None,
+    *,
+    table: str | None = None,
+    wide: WideSpec | None = None,
+    auto: bool = True,
+    file: str = "the file",
+) -> pd.DataFrame:
+    """What each criterion's labels are (numbers, text, both), before import: where the app offers a scale and
+    an order for each criterion.
+
+    Takes the arguments of :func:`ingest_frame` and applies the same mapping and wide layout, but validates
+    nothing (a criterion mixing numbers and text is listed, so that it can be declared nominal). The
+    analyst's choices go back to :func:`ingest_frame` as ``scale`` and ``order``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`evalcore.data.categories.label_kinds` of the mapped table; empty while no column is mapped to
+        ``score`` or the table is not ratings.
+
+    Examples
+    --------
+    >>> raw = pd.DataFrame({"item": [1, 1, 2, 2], "annotator": ["ann", "gpt-4"] * 2,
+    ...                     "label": ["yes", "no", "no", "Yes"]})
+    >>> label_preview(raw)[["criterion", "labels", "text_labels"]].values.tolist()
+    [['overall', 'text', ['yes', 'no', 'Yes']]]
+    """
+    long, _, _, table, _ = _to_long(raw, file=file, mapping=mapping, table=table, wide=wide, auto=auto)
+    if table == columns.COMPARISONS or "score" not in long.columns:
+        return label_kinds(long.iloc[:0])
+    return label_kinds(long)
+
+
 def guess_judges(raters: Sequence[str]) -> list[str]:
     """Raters whose names look like LLM judges (:func:`evalcore.data.raters.looks_like_judge`)."""
     return [r for r in raters if looks_like_judge(r)]
@@ -280,6 +324,8 @@ def load(
     names: Sequence[str] | None = None,
     judge_raters: Sequence[str] | None = None,
     preset_options: Mapping[str, object] | None = None,
+    scale: str | Mapping[str, str] | None = None,
+    order: Mapping[str, str | Sequence[str]] | Sequence[str] | None = None,
 ) -> Ingested:
     """Read files into a validated canonical table.
 
@@ -298,6 +344,13 @@ def load(
         :func:`evalcore.data.raters.looks_like_judge`).
     preset_options
         Keyword options of the preset's reader.
+    scale
+        Ratings: the scale of each criterion, ``{criterion: 'nominal' | 'ordinal' | 'interval'}`` (``'*'``
+        for every criterion), or one scale for all. By default text labels are nominal categories, kept
+        as written in the ``category`` column, and numbers are ordinal (:mod:`evalcore.data.scales`).
+    order
+        Ratings: the order of a criterion's text labels, lowest first, ``{criterion: ['bad', 'ok', 'good']}``
+        or ``{criterion: 'bad,ok,good'}``: the criterion is then ordinal, its scores the positions 1..k.
 
     Returns
     -------
@@ -330,7 +383,7 @@ def load(
         frame = res.frame
         if mapping:
             frame = apply_mapping(frame, mapping, file=label)
-        checked = validate(frame, table=res.table, file=label)
+        checked = validate(frame, table=res.table, file=label, scale=scale, order=order)
         return Ingested(table=checked.table, frame=checked.frame, source=res.source, preset=preset,
                         mapping=dict(mapping or {}), notes=tuple(res.notes) + checked.notes)
     if len(paths) > 1:
@@ -344,7 +397,7 @@ def load(
     with shared_codes():  # columns the reader factorised (files.prefetch) serve validation
         raw = io.read_table(path, name=(names[0] if names else None), sheet=sheet, delimiter=delimiter)
         return ingest_frame(raw, file=raw.attrs["file"], mapping=mapping, table=table, wide=wide,
-                            judge_raters=judge_raters)
+                            judge_raters=judge_raters, scale=scale, order=order)
 
 
 def read(paths: str | Path | Sequence[str | Path], **options) -> pd.DataFrame:
@@ -356,7 +409,8 @@ def read(paths: str | Path | Sequence[str | Path], **options) -> pd.DataFrame:
         One file (CSV, TSV, Excel, JSON, JSON Lines, Parquet), or several files or folders for a preset.
     **options
         :func:`load`'s keyword options: ``preset``, ``mapping`` (the file's column -> the canonical column),
-        ``table``, ``sheet``, ``delimiter``, ``wide``, ``names``, ``judge_raters``, ``preset_options``.
+        ``table``, ``sheet``, ``delimiter``, ``wide``, ``names``, ``judge_raters``, ``preset_options``, and for
+        ratings ``scale`` and ``order`` (``scale={'stance': 'nominal'}``, ``order={'quality': 'bad,ok,good'}``).
 
     Returns
     -------

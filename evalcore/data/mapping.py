@@ -90,9 +90,20 @@ def suggest_mapping(columns: Iterable[object], *, table: str | None = None) -> d
     dict
         ``{user column: canonical name}`` for the columns recognised, each canonical
         name used at most once. An exact canonical name always wins over a synonym.
+
+    Examples
+    --------
+    >>> suggest_mapping(["question_id", "judge", "category", "score"])
+    {'score': 'score', 'question_id': 'item_id', 'judge': 'rater', 'category': 'task'}
+    >>> suggest_mapping(["item_id", "rater", "score", "category", "scale"])["category"]
+    'category'
     """
     targets = set(column_names(table)) if table else set(column_names(RATINGS)) | set(column_names(COMPARISONS))
     cols = [str(c) for c in columns]
+    if "scale" not in {squash_name(c) for c in cols}:
+        # 'category' is evalcore's labels-as-written column only beside a 'scale' column (a table evalcore wrote);
+        # alone it describes the items (MT-Bench's writing, coding, ...), a task.
+        targets.discard("category")
     mapping: dict[str, str] = {}
     taken: set[str] = set()
     # Exact canonical names first, so that e.g. an 'item_id' column beats a 'task' synonym.

@@ -560,6 +560,24 @@ class Workspace:
             raise DataError("this dataset has no pending upload", fix="upload the file again")
         return [(r[0], bytes(r[1])) for r in rows]
 
+    def upload_options(self, dataset_id: str) -> dict:
+        """The options saved with a pending upload (:meth:`save_upload`, :meth:`set_upload_options`): what the
+        analyst chose while mapping it, such as each criterion's scale. Empty when none were saved."""
+        with self._connect() as con:
+            row = con.execute("SELECT options FROM uploads WHERE dataset_id = ? ORDER BY file_name LIMIT 1",
+                              [dataset_id]).fetchone()
+        if row is None:
+            raise DataError("this dataset has no pending upload", fix="upload the file again")
+        return json.loads(row[0] or "{}")
+
+    def set_upload_options(self, dataset_id: str, options: dict) -> None:
+        """Save ``options`` with a pending upload, replacing those it had: the choices made while mapping it stay
+        for other sessions and after a reload, until the upload is imported or deleted."""
+        with self._transaction() as con:
+            if not con.execute("SELECT 1 FROM uploads WHERE dataset_id = ?", [dataset_id]).fetchone():
+                raise DataError("this dataset has no pending upload", fix="upload the file again")
+            con.execute("UPDATE uploads SET options = ? WHERE dataset_id = ?", [_json(options), dataset_id])
+
     def save_dataset(
         self,
         name: str,

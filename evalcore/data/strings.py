@@ -8,6 +8,8 @@ do that, and say which cells are empty, which words mean "no value" and which co
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -21,6 +23,20 @@ ROW = "__row__"  # spreadsheet row number of each record, kept through reshaping
 NAME_COLUMNS = ("item_id", "rater", "criterion", "system_a", "system_b", "system", "input_id")
 #: Words that mean "no value" in a cell outside :data:`NAME_COLUMNS` (the readers keep them as text).
 MISSING_WORDS = tuple(w for w in NA_VALUES if w)
+
+
+#: Characters nobody sees in a name or a label (C0 controls but tab and line breaks; DEL): a NUL byte in a rater's
+#: name would make a second rater that looks like the first.
+INVISIBLE = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+
+
+def show_invisible(value: str) -> str:
+    r"""``value`` with each :data:`INVISIBLE` character written as its escape, so that a message shows it.
+
+    >>> show_invisible("yes\x00")
+    'yes\\x00'
+    """
+    return re.sub(INVISIBLE, lambda m: f"\\x{ord(m.group(0)):02x}", value)
 
 
 def distinct_pairs(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> np.ndarray:

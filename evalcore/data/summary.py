@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..columns import COMPARISONS, HUMAN, JUDGE, RATINGS, column_names
 from .codes import factorize, memo_get, memo_put, shared_codes
+from .scales import NOMINAL, SCALE
 from .strings import distinct_pairs
 
 
@@ -34,31 +35,49 @@ def _is_kind(frame: pd.DataFrame, kind: str) -> np.ndarray:
     return hit.copy()  # type: ignore[union-attr]
 
 
+def _humans_per_unit(frame: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each unit (an item on one criterion) with raters of ``kind``, and how many distinct ones: ``(units,
+    counts)``, the units numbered as :func:`_unit_codes` numbers them; None without such raters."""
+    mask = _is_kind(frame, kind)
+    group, ok = _unit_codes(frame)
+    rc, ru = factorize(frame["rater"])
+    mask &= ok & (rc >= 0)
+    if not mask.any():
+        return None
+    group = group[mask]
+    pairs = distinct_pairs(group, int(group.max()) + 1, rc[mask], len(ru))  # distinct (unit, rater)
+    units, counts = np.unique(pairs // len(ru), return_counts=True)
+    return units, counts
+
+
+def _unit_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """One number per unit (item and criterion), dense, and the rows that have both keys (groupby leaves out
+    missing keys)."""
+    key = (frame, "unit_codes", id(frame))
+    hit = memo_get(key)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    keys = ["item_id"] + (["criterion"] if "criterion" in frame.columns else [])
+    group = np.zeros(len(frame), dtype=np.int64)
+    ok = np.ones(len(frame), dtype=bool)
+    for k in keys:
+        codes, uniq = factorize(frame[k])
+        ok &= codes >= 0
+        group = group * (len(uniq) + 1) + codes
+    if len(group) and int(group.max()) > 4 * len(frame):  # sparse group numbers: renumber them before counting
+        group = pd.factorize(group)[0].astype(np.int64)
+    memo_put(key, (group, ok))
+    return group, ok
+
+
 def _max_per_item(frame: pd.DataFrame, kind: str) -> int:
     """The most distinct raters of ``kind`` on one item (and criterion)."""
     key = (frame, "max_per_item", id(frame), kind)
     hit = memo_get(key)
     if hit is not None:
         return hit  # type: ignore[return-value]
-    mask = _is_kind(frame, kind)
-    if not mask.any():
-        return 0
-    keys = ["item_id"] + (["criterion"] if "criterion" in frame.columns else [])
-    group = np.zeros(len(frame), dtype=np.int64)
-    for k in keys:  # one code per (item, criterion); groupby leaves out missing keys
-        codes, uniq = factorize(frame[k])
-        mask &= codes >= 0
-        group = group * (len(uniq) + 1) + codes
-    rc, ru = factorize(frame["rater"])
-    mask &= rc >= 0
-    if not mask.any():
-        return 0
-    group = group[mask]
-    if int(group.max()) > 4 * len(frame):  # sparse group numbers: renumber them before counting
-        group = pd.factorize(group)[0].astype(np.int64)
-    n_groups = int(group.max()) + 1
-    pairs = distinct_pairs(group, n_groups, rc[mask], len(ru))  # distinct (group, rater)
-    out = int(np.bincount(pairs // len(ru)).max())
+    per_unit = _humans_per_unit(frame, kind)
+    out = 0 if per_unit is None else int(per_unit[1].max())
     memo_put(key, out)
     return out
 
@@ -147,8 +166,17 @@ def _item_q(df: pd.DataFrame) -> list[str]:
 
 def _numeric_scores(df: pd.DataFrame) -> list[str]:
     score = df["score"]
-    ok = pd.api.types.is_numeric_dtype(score) or pd.to_numeric(score, errors="coerce").notna().any()
-    return [] if ok else ["numeric scores (correlations)"]
+    if SCALE in df.columns:  # numbers of a nominal criterion are categories, not scores to correlate
+        score = score[(df[SCALE] != NOMINAL).fillna(True).to_numpy(dtype=bool)]
+    ok = pd.to_numeric(score, errors="coerce").notna().any()
+    return [] if ok else ["numeric scores of a criterion that is not nominal (correlations)"]
+
+
+def _alt_test(df: pd.DataFrame) -> list[str]:
+    """The Alt-Test's data: a judge's rating of an item (on a criterion) that at least 2 annotators rated."""
+    humans, judges = _humans_per_unit(df, HUMAN), _humans_per_unit(df, JUDGE)
+    ok = humans is not None and judges is not None and bool(np.isin(humans[0][humans[1] >= 2], judges[0]).any())
+    return [] if ok else ["a judge's rating of items that at least 2 human annotators rated"]
 
 
 def _two_judges(df: pd.DataFrame) -> list[str]:
@@ -184,6 +212,8 @@ UNLOCKS: tuple[Unlock, ...] = (
            RATINGS, "judge and human scores on the same items", _judge_and_human),
     Unlock("class_distribution", "Class distributions by human agreement (Hada et al. Figs. 6-7)",
            RATINGS, "2+ human raters per item and a judge", _all(_two_humans, _judge_and_human)),
+    Unlock("alt_test", "Alt-Test: can the judge replace the annotators? (Calderon et al. 2025)", RATINGS,
+           "a judge and at least 2 human annotators on the same items (leave-one-annotator-out)", _alt_test),
     Unlock("by_language", "Everything broken down by language", RATINGS, "column 'language'",
            _cols("language")),
     Unlock("score_distribution", "Score distribution, scale use and round-number bias", RATINGS,

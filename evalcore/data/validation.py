@@ -18,13 +18,15 @@ import pandas as pd
 
 from ..columns import COMPARISONS, HUMAN, JUDGE, RATINGS, TABLES, column_names, required_columns
 from ..errors import DataError
+from .categories import read_labels
 from .codes import data_of, factorize, memo_get, remember, same_codes, shared_codes
 from .export import FORMULA
 from .mapping import detect_table, look_alikes
 from .numbers import numeric_column
+from .scales import CATEGORY, SCALE
 from .strings import (
-    MISSING_WORDS, NAME_COLUMNS, ROW, by_code, distinct_pairs, distinct_text, is_blank, is_text, row_of, strip_text,
-    take_text,
+    INVISIBLE, MISSING_WORDS, NAME_COLUMNS, ROW, by_code, distinct_pairs, distinct_text, is_blank, is_text, row_of,
+    show_invisible, strip_text, take_text,
 )
 
 _KIND_WORDS = {
@@ -208,11 +210,6 @@ def _same_system_note(df: pd.DataFrame, file: str) -> list[str]:
             f"'{first}', first at row {row_of(df, same)}); win rates leave them out."]
 
 
-#: Characters nobody sees in a name (C0 controls but tab, line breaks; DEL): a NUL byte in a rater's name
-#: would make a second rater that looks like the first.
-_INVISIBLE = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
-
-
 def _is_missing_word(s: pd.Series) -> np.ndarray:
     """Cells of ``s`` that are one of :data:`~evalcore.data.strings.MISSING_WORDS` (exactly, as a CSV reader's
     missing values)."""
@@ -243,13 +240,13 @@ def _check_invisible(df: pd.DataFrame, file: str) -> None:
             continue
         s = df[c]
         uniq = distinct_text(s)
-        bad = uniq[uniq.str.contains(_INVISIBLE).fillna(False)]
+        bad = uniq[uniq.str.contains(INVISIBLE).fillna(False)]
         if not len(bad):
             continue
         value = str(bad.iloc[0])
-        char = re.search(_INVISIBLE, value).group(0)
+        char = re.search(INVISIBLE, value).group(0)
         hit = s.astype("string").isin(bad).fillna(False)
-        shown = re.sub(_INVISIBLE, lambda m: f"\\x{ord(m.group(0)):02x}", value)  # the character, made visible
+        shown = show_invisible(value)  # the character, made visible
         raise DataError(
             f"{int(hit.sum())} {c.replace('_', ' ')} value(s) hold an invisible control character "
             f"({'a NUL byte' if char == chr(0) else 'U+%04X' % ord(char)}): '{shown}' would count as another "
@@ -314,20 +311,19 @@ def _check_rater_kind(df: pd.DataFrame, file: str) -> None:
         )
 
 
-def _check_scores(df: pd.DataFrame, file: str, notes: list[str]) -> pd.DataFrame:
-    """Ratings: the criterion (default 'overall') and numeric scores; rows without a score are left out."""
+def _check_scores(df: pd.DataFrame, file: str, notes: list[str], scale=None, order=None) -> pd.DataFrame:
+    """Ratings: the criterion (default 'overall') and the labels, read by criterion
+    (:func:`evalcore.data.categories.read_labels`); rows without a label are left out."""
     crit = strip_text(df["criterion"])
     codes, uniq = factorize(crit)
     if (codes < 0).any() or (uniq == "").any():
         crit = crit.fillna("overall")
         crit.loc[crit == ""] = "overall"
     df["criterion"] = crit
-    df["score"] = numeric_column(
-        df, "score", file=file, what="score",
-        fix="use numbers for scores (e.g. 1-5), or leave the cell empty if there is no judgment",
-        labels_fix="recode the labels as ordered numbers (e.g. bad=0, ok=1, good=2) before importing", notes=notes,
-    )
+    df = read_labels(df, file=file, notes=notes, scale=scale, order=order)
     empty = df["score"].isna()
+    if CATEGORY in df.columns:
+        empty &= df[CATEGORY].isna()
     if empty.all():
         raise DataError("every score is empty", file=file, column="score",
                         fix="check that the score column holds the ratings")
@@ -337,9 +333,10 @@ def _check_scores(df: pd.DataFrame, file: str, notes: list[str]) -> pd.DataFrame
     return df
 
 
-def _check_ratings(df: pd.DataFrame, file: str, notes: list[str]) -> tuple[pd.DataFrame, list[str], str]:
+def _check_ratings(df: pd.DataFrame, file: str, notes: list[str], scale=None,
+                   order=None) -> tuple[pd.DataFrame, list[str], str]:
     """Ratings' columns with canonical types; the key of one judgment and the fix for a duplicate."""
-    df = _check_scores(df, file, notes)
+    df = _check_scores(df, file, notes, scale, order)
     for col, what in (("sample", "sample"), ("position", "position"), ("perplexity", "perplexity")):
         if col in df.columns:
             df[col] = numeric_column(df, col, file=file, what=what,
@@ -512,12 +509,14 @@ def _canonical_layout(df: pd.DataFrame, table: str) -> pd.DataFrame:
 
 
 def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the file",
-             blank_text: bool = False) -> Validated:
+             blank_text: bool = False, scale: str | Mapping[str, str] | None = None,
+             order: Mapping[str, str | Sequence[str]] | Sequence[str] | None = None) -> Validated:
     """Check a frame with canonical column names and return it with canonical types.
 
     Checks, each raising :class:`DataError` naming the file, row or column, and the fix:
     required columns present (with a hint for a misspelt one); no empty ids; known
-    ``rater_kind``; numeric scores; ``winner`` in a/b/tie; no duplicate judgments
+    ``rater_kind``; scores that are numbers or text labels, read criterion by criterion
+    (:func:`evalcore.data.categories.read_labels`); ``winner`` in a/b/tie; no duplicate judgments
     (same item, rater, criterion and sample; or same item, rater and order for
     comparisons); at least one human and one judge row.
 
@@ -537,13 +536,32 @@ def validate(frame: pd.DataFrame, *, table: str | None = None, file: str = "the 
         column (:data:`TEXT_COLUMNS`) is then the empty text of its output, unless another row of the same
         output holds the text (a text written once per item) or the column holds no text at all. Either way
         an empty text is kept as an output of length 0, and a note counts them (:func:`_empty_texts`).
+    scale
+        Ratings: the scale of each criterion, ``{criterion: 'nominal' | 'ordinal' | 'interval'}`` (``'*'`` for
+        every criterion), or one scale for all. By default text labels are nominal and numbers ordinal.
+    order
+        Ratings: ``{criterion: ['bad', 'ok', 'good']}``, the order of a criterion's text labels, lowest first:
+        its scores become their positions 1..k (see :func:`evalcore.data.categories.declarations`).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"item_id": ["q1", "q1", "q2", "q2"], "rater": ["ann", "gpt-4"] * 2,
+    ...                       "rater_kind": ["human", "judge"] * 2, "score": ["yes", "no", "no", "no"]})
+    >>> validate(frame).frame[["score", "category", "scale"]].values.tolist()[:2]
+    [[nan, 'yes', 'nominal'], [nan, 'no', 'nominal']]
+    >>> validate(frame, order={"overall": "no,yes"}).frame["score"].tolist()
+    [2.0, 1.0, 1.0, 1.0]
     """
     if table is None:
         table = detect_table(frame.columns)
     if table not in TABLES:
         raise DataError(f"unknown table '{table}'", file=file, fix="use 'ratings' or 'comparisons'")
+    if table == COMPARISONS and (scale or order):
+        raise DataError("scales and orders are declared for the criteria of ratings, and this is a comparisons "
+                        "table", file=file,
+                        fix="leave the scales and orders out (--scale, --order): verdicts are a, b or tie")
     with shared_codes():
-        return _validate(frame, table, file, blank_text)
+        return _validate(frame, table, file, blank_text, scale, order)
 
 
 #: The columns holding the judged outputs' texts: an empty text is a real output, of length 0.
@@ -579,7 +597,21 @@ def _empty_texts(df: pd.DataFrame, file: str, *, blank_text: bool) -> list[str]:
             "texts, so their items stay in the length-based measures."]
 
 
-def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = False) -> Validated:
+def _stray_category(df: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[str]]:
+    """A ratings table's ``category`` column without a ``scale`` column: not the labels evalcore writes (they
+    come with their scale) but a column of the user's, kept as a segment under another name."""
+    if CATEGORY not in df.columns or SCALE in df.columns:
+        return df, []
+    new = f"{CATEGORY}_in_file"
+    while new in df.columns:
+        new += "_"
+    return df.rename(columns={CATEGORY: new}), [
+        f"{file}: the column '{CATEGORY}' was kept as '{new}': evalcore's '{CATEGORY}' column holds the labels as "
+        f"written, beside a '{SCALE}' column, and this file has none. Map the column with the ratings to score."]
+
+
+def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = False, scale=None,
+              order=None) -> Validated:
     if len(frame) == 0:
         raise DataError("has no data rows", file=file, fix="add at least one judgment below the header")
     keep, notes = keep_extra_columns(frame.columns, file=file)
@@ -592,6 +624,9 @@ def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = Fal
         df[ROW] = np.arange(len(df)) + 2
     if "criterion" not in df.columns and table == RATINGS:
         df["criterion"] = "overall"
+    if table == RATINGS:
+        df, moved = _stray_category(df, file)
+        notes.extend(moved)
     _check_required(df, table, file)
     _check_look_alikes(df, table, file)
     _missing_words(df)
@@ -599,7 +634,7 @@ def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = Fal
     _check_ids(df, file)
     _check_rater_kind(df, file)
     if table == RATINGS:
-        df, key, fix_dup = _check_ratings(df, file, notes)
+        df, key, fix_dup = _check_ratings(df, file, notes, scale, order)
     else:
         df, key, fix_dup = _check_comparisons(df, file)
         notes.extend(_same_system_note(df, file))

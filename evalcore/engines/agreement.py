@@ -41,6 +41,12 @@ order (patterns and item types are ordered here by their content, there by the o
 in the file), and otherwise the same distribution.
 
 No engine returns a stable row order, so every result is sorted here before use.
+
+Categories: where the ``scale`` column declares a criterion nominal, its ratings are the strings of the
+``category`` column (exactly as written). One small look-up reads the criteria's scales; then every row
+gets a category code in the queries (a CASE over the numbers and the labels), and the human counts and
+the judges' categories are GROUP BYs of that code, so that the labels are compared as strings where
+the data is. A table without nominal criteria runs the queries above unchanged.
 """
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ from ..columns import HUMAN, JUDGE, NOT_SEGMENTS, RATER_KINDS
 from ..errors import DataError, varying_within_item
 from ..pointwise.agreement.filter import filter_units
 from ..pointwise.agreement.table import agreement as _agreement
-from ..pointwise.agreement.units import Units
+from ..data.scales import NOMINAL, SCALE, format_number
+from ..pointwise.agreement.units import Units, label_key
 from ..stats.results import ALPHA
 from .engine import require_ibis
 
@@ -77,6 +84,11 @@ class _Plan:
     scale: dict[str, int]  # per criterion, distinct human scores
     judges: list  # judge rater values, in the order of their names
     judge_names: list[str]
+    # With nominal criteria (a ``scale`` column): their labels after the numbers (``values`` NaN there), the
+    # criteria's scales, and the categories some human used as codes (each row's ``_cat`` in the queries).
+    labels: tuple[str, ...] = ()
+    scales: dict[str, str] = dataclasses.field(default_factory=dict)
+    human_codes: np.ndarray | None = None
 
 
 def _fetch(expr) -> pd.DataFrame:
@@ -118,8 +130,8 @@ def _seen(table) -> tuple[pd.DataFrame, dict]:
     Grouped by criterion, score and rater (small: the raters times the score values), it gives the
     categories, each criterion's scale and the judges at once, in one pass over the rows.
     """
-    seen = _fetch(table.group_by(["criterion", "score", "rater"]).aggregate(lo=table.rater_kind.min(),
-                                                                            hi=table.rater_kind.max()))
+    keys = ["criterion", "score", "rater", *(["_label"] if "_label" in table.columns else [])]
+    seen = _fetch(table.group_by(keys).aggregate(lo=table.rater_kind.min(), hi=table.rater_kind.max()))
     bad = sorted({str(v) for v in pd.concat([seen["lo"], seen["hi"]]).dropna()} - set(RATER_KINDS))
     if bad or seen["lo"].isna().any():
         raise DataError(f"rater_kind holds {bad[0] if bad else 'an empty value'}, not human or judge",
@@ -134,7 +146,8 @@ def _seen(table) -> tuple[pd.DataFrame, dict]:
 
 def _segment_columns(table) -> list[str]:
     """The per-item segment columns: every column not canonical, floats only with few distinct values."""
-    cands = [c for c in table.columns if c not in NOT_SEGMENTS and c not in ("criterion", "rater", "rater_kind")]
+    own = ("criterion", "rater", "rater_kind", "_label")  # _label: a nominal rating (the plan's)
+    cands = [c for c in table.columns if c not in NOT_SEGMENTS and c not in own]
     floats = [c for c in cands if table[c].type().is_floating()]
     if floats:
         levels = _fetch(table.aggregate(**{f"c{i}": table[c].nunique() for i, c in enumerate(floats)})).iloc[0]
@@ -148,11 +161,19 @@ def _plan(table, *, judges: Sequence[str] | None, judge_raters: Sequence[str] | 
     _missing_columns(table)
     if not table.score.type().is_numeric():
         raise DataError(f"column 'score' holds {table.score.type()}, not numbers", column="score",
-                        fix="an engine reads numeric scores; map categories to numbers first")
+                        fix="an engine reads numeric scores, and labels from a 'category' column on the rows of "
+                            "criteria whose 'scale' is nominal (as evalcore writes a validated table)")
     if "criterion" not in table.columns:
         table = table.mutate(criterion=ibis.literal("overall"))
     table = _rater_kinds(table, judge_raters)
-    table = table.filter(table.score.notnull())
+    scales = _scales(table)
+    if NOMINAL in scales.values():
+        # A nominal criterion's rating is its label (text in the GROUP BYs), exactly as written.
+        table = table.mutate(_label=ibis.cases((table.scale == NOMINAL, table.category.cast("string")),
+                                               else_=ibis.null("string")))
+        table = table.filter(table.score.notnull() | table._label.notnull())
+    else:
+        table = table.filter(table.score.notnull())
     if "sample" in table.columns:
         # The first sample per item, criterion and rater (count_units' rule); the other samples are the
         # subject of self-consistency, not of agreement. Applied only when the samples differ, as in memory.
@@ -163,10 +184,19 @@ def _plan(table, *, judges: Sequence[str] | None, judge_raters: Sequence[str] | 
             table = table.filter(table["sample"] == table["_first"]).drop("_first")
     segments = _segment_columns(table)
     seen, kinds = _seen(table)
+    criteria = sorted(pd.unique(seen["criterion"]).tolist(), key=lambda v: (v is None, str(v)))
+    if "_label" in table.columns:
+        return _labelled_plan(table, segments, seen, kinds, criteria, scales, judges=judges)
     values = np.unique(seen["score"].to_numpy(dtype=float))
     human = seen[seen["lo"] == HUMAN]
-    criteria = sorted(pd.unique(seen["criterion"]).tolist(), key=lambda v: (v is None, str(v)))
     scale = {str(c): int(human.loc[human["criterion"].astype(object) == c, "score"].nunique()) for c in criteria}
+    judge_raters_all, names = _judges(kinds, judges)
+    hv = np.unique(human["score"].to_numpy(dtype=float))
+    return _Plan(table, segments, criteria, values, hv, scale, judge_raters_all, names, scales=scales)
+
+
+def _judges(kinds: dict, judges: Sequence[str] | None) -> tuple[list, list[str]]:
+    """The judge raters (all, or ``judges``, checked) in the order of their names, and the names."""
     judge_raters_all = sorted((r for r, k in kinds.items() if k == JUDGE), key=str)
     names = [str(r) for r in judge_raters_all]
     if judges is not None:
@@ -175,8 +205,36 @@ def _plan(table, *, judges: Sequence[str] | None, judge_raters: Sequence[str] | 
             raise DataError(f"there is no judge named '{bad[0]}'", fix="choose from: " + ", ".join(names))
         judge_raters_all = [r for r in judge_raters_all if str(r) in set(judges)]
         names = [str(r) for r in judge_raters_all]
-    hv = np.unique(human["score"].to_numpy(dtype=float))
-    return _Plan(table, segments, criteria, values, hv, scale, judge_raters_all, names)
+    return judge_raters_all, names
+
+
+def _scales(table) -> dict[str, str]:
+    """Each criterion's scale from the ``scale`` column (one small look-up); empty without the column."""
+    if SCALE not in table.columns:
+        return {}
+    found = _fetch(table.group_by("criterion").aggregate(s=table[SCALE].min()))
+    return {str(c): str(v) for c, v in zip(found["criterion"], found["s"]) if not _missing(v)}
+
+
+def _labelled_plan(table, segments: list[str], seen: pd.DataFrame, kinds: dict, criteria: list,
+                   scales: dict[str, str], *, judges: Sequence[str] | None) -> _Plan:
+    """The plan of a table with nominal criteria: the categories are the other criteria's numbers (sorted), then
+    the nominal labels in :func:`evalcore.pointwise.agreement.units.count_units`' order, so that the units are
+    the in-process ones."""
+    labelled = seen["_label"].notna()
+    numbers = np.unique(seen.loc[~labelled, "score"].to_numpy(dtype=float))
+    labels = tuple(sorted({str(v) for v in seen.loc[labelled, "_label"]}, key=label_key))
+    code = np.zeros(len(seen), dtype=np.int64)
+    code[~labelled.to_numpy()] = np.searchsorted(numbers, seen.loc[~labelled, "score"].to_numpy(dtype=float))
+    where = {lab: len(numbers) + i for i, lab in enumerate(labels)}
+    code[labelled.to_numpy()] = [where[str(v)] for v in seen.loc[labelled, "_label"]]
+    human = seen.assign(_code=code)[seen["lo"] == HUMAN]
+    scale = {str(c): int(human.loc[human["criterion"].astype(object) == c, "_code"].nunique()) for c in criteria}
+    judge_raters_all, names = _judges(kinds, judges)
+    values = np.concatenate([numbers, np.full(len(labels), np.nan)])
+    used = np.unique(human["_code"].to_numpy())
+    return _Plan(table, segments, criteria, values, used.astype(float), scale, judge_raters_all, names,
+                 labels=labels, scales=scales, human_codes=used)
 
 
 def _unit_query(p: _Plan):
@@ -187,15 +245,30 @@ def _unit_query(p: _Plan):
     # per aggregate halves DuckDB's time.
     judge_no = ibis.cases(*((t.rater == r, k) for k, r in enumerate(p.judges)), else_=-1) if p.judges \
         else ibis.literal(-1)
-    t = t.mutate(_human_score=ibis.cases((t.rater_kind == HUMAN, t.score), else_=ibis.null(t.score.type())),
-                 _judge_no=judge_no)
-    aggs = {f"h{k}": t.count(where=t._human_score == float(v)) for k, v in enumerate(p.human_values)}
-    aggs.update({f"j{k}": t.score.max(where=t._judge_no == k) for k in range(len(p.judges))})
+    if p.human_codes is not None:  # nominal labels: each row's category code, numbers and labels alike
+        t = t.mutate(_cat=_category_code(t, p), _judge_no=judge_no)
+        aggs = {f"h{k}": t.count(where=(t.rater_kind == HUMAN) & (t._cat == int(c)))
+                for k, c in enumerate(p.human_codes)}
+        aggs.update({f"j{k}": t._cat.max(where=t._judge_no == k) for k in range(len(p.judges))})
+    else:
+        t = t.mutate(_human_score=ibis.cases((t.rater_kind == HUMAN, t.score), else_=ibis.null(t.score.type())),
+                     _judge_no=judge_no)
+        aggs = {f"h{k}": t.count(where=t._human_score == float(v)) for k, v in enumerate(p.human_values)}
+        aggs.update({f"j{k}": t.score.max(where=t._judge_no == k) for k in range(len(p.judges))})
     for k, s in enumerate(p.segments):
         aggs[f"s{k}"], aggs[f"s{k}_lo"] = t[s].max(), t[s].min()
         aggs[f"s{k}_nn"] = t[s].count()
     aggs["_rows"] = t.count()
     return t.group_by(["item_id", "criterion"]).aggregate(**aggs)
+
+
+def _category_code(t, p: _Plan):
+    """Each row's category: the position of its number among the numbers, or of its label after them."""
+    ibis = require_ibis()
+    n = len(p.values) - len(p.labels)
+    numbers = ((t._label.isnull() & (t.score == float(v)), k) for k, v in enumerate(p.values[:n]))
+    labels = ((t._label == lab, n + i) for i, lab in enumerate(p.labels))
+    return ibis.cases(*numbers, *labels, else_=-1)
 
 
 def _stat_columns(p: _Plan) -> list[str]:
@@ -281,13 +354,14 @@ def _build(p: _Plan, crit: np.ndarray, counts_h: np.ndarray, judge_scores: np.nd
            item: np.ndarray, item_count: np.ndarray, *, per_criterion: bool, varying: dict[str, str]) -> Units:
     """Compressed :class:`Units` from the per-unit statistics the engine returned."""
     q = len(p.values)
+    coded = p.human_codes is not None  # the queries returned category codes, not scores
     counts = np.zeros((len(crit), q), dtype=np.int64)
-    counts[:, np.searchsorted(p.values, p.human_values)] = counts_h
+    counts[:, p.human_codes if coded else np.searchsorted(p.values, p.human_values)] = counts_h
     judge_codes = np.full((len(p.judges), len(crit)), -1, dtype=np.int64)
     for k in range(len(p.judges)):
         x = judge_scores[:, k]
         ok = ~np.isnan(x)
-        judge_codes[k, ok] = np.searchsorted(p.values, x[ok])
+        judge_codes[k, ok] = x[ok].astype(np.int64) if coded else np.searchsorted(p.values, x[ok])
     crit_names = tuple(np.nan if c is None else c for c in p.criteria)
     codes = {"criterion": (crit, crit_names)}
     sources = {"criterion": (pd.Series([], dtype=object), pd.Index(list(crit_names), dtype=object))}
@@ -297,7 +371,9 @@ def _build(p: _Plan, crit: np.ndarray, counts_h: np.ndarray, judge_scores: np.nd
         sources[s] = (pd.Series([], dtype=object), uniques)
     return Units(values=p.values, counts=counts, judge_codes=judge_codes, judges=tuple(p.judge_names), item=item,
                  scale=p.scale, codes=codes, sources=sources, item_count=np.asarray(item_count, dtype=np.int64),
-                 per_criterion=per_criterion, varying=tuple(varying.items()))
+                 per_criterion=per_criterion, varying=tuple(varying.items()),
+                 labels=(tuple(format_number(v) for v in p.values[:len(p.values) - len(p.labels)]) + p.labels
+                         if p.labels else ()), scales=p.scales)
 
 
 def _no_rows_checked(res: pd.DataFrame) -> pd.DataFrame:

@@ -26,8 +26,9 @@ from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weigh
 from ..stats.numeric import codes, join_notes, safe_div, zero_div
 from ..stats.results import SPARSE_NOTE
 from ..stats.kendall import tau_b
-from .coding import CodedRatings, code_ratings
-from .sections import BiasNotApplicable, SectionTable
+from .cells import ScaleSplit, split_scales
+from .coding import CodedRatings, check_by, code_ratings
+from .sections import BiasNotApplicable, SectionTable, join_tables, not_applicable
 
 ANCHORING = "anchoring"
 #: The rows of :func:`anchoring` that are tests, in the directions of :data:`evalcore.pointwise.sections.TESTS`
@@ -156,6 +157,10 @@ def anchoring(
         falls with position. Tested one-sided, "less" (agreement falling with position); flagged
         by the same rule.
 
+    Correlations and agreement by position need numbers: nominal criteria (a ``scale`` column,
+    :mod:`evalcore.data.scales`) are left out, each said in one ``not_available`` row, and a table
+    with fewer than two criteria scored with numbers is :class:`BiasNotApplicable`.
+
     Parameters
     ----------
     ratings
@@ -198,12 +203,40 @@ def anchoring(
     gpt-4/per-criterion       0.1   -0.01     0.23    False
       gpt-4/single-call       0.3    0.25     0.44     True
     """
-    n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
+    n_boot, level = check_resamples(n_boot), check_level(level)
+    split = split_scales(ratings)
+    numbers = _numbers_only(split)
+    parts = [_anchoring_numbers(numbers, by=by, judges=split.judges(numbers, judges), n_boot=n_boot, seed=seed,
+                                level=level, nominal=split.nominal)]
+    if split.categories is not None:
+        table = SectionTable(ANCHORING, check_by(ratings, by, criterion_in_by="error"), n_boot=n_boot, level=level)
+        not_applicable(table, split.nominal)
+        parts.append(table.frame())
+    return join_tables(parts)
+
+
+def _numbers_only(split: ScaleSplit) -> pd.DataFrame:
+    """The rows of the criteria with numbers; :class:`BiasNotApplicable` where every criterion is nominal."""
+    if split.numbers is None:
+        raise BiasNotApplicable(
+            "anchoring correlates criteria scored with numbers, and every criterion here is nominal (categories "
+            f"without an order: {', '.join(split.nominal)})", column="criterion",
+            fix="score two or more criteria with numbers, or declare criteria of ordered labels ordinal "
+                "(--order CRITERION=low,...,high)")
+    return split.numbers
+
+
+def _anchoring_numbers(ratings: pd.DataFrame, *, by, judges, n_boot: int, seed, level: float,
+                       nominal: Sequence[str] = ()) -> pd.DataFrame:
+    """:func:`anchoring` on criteria with numbers (``nominal``: the nominal criteria left out, for the message)."""
+    root = root_seed(seed)
     prep = code_ratings(ratings, by=by, judges=judges, criterion_in_by="error")
     K = len(prep.criteria)
     if K < 2:
+        left_out = (f" (the nominal {', '.join(nominal)} cannot be correlated: categories without an order)"
+                    if nominal else "")
         raise BiasNotApplicable(f"anchoring needs at least two criteria scored per item; this table has only "
-                                f"'{prep.criteria[0]}'", column="criterion",
+                                f"'{prep.criteria[0]}'{left_out}", column="criterion",
                                 fix="load a table with several criteria per item (a 'criterion' column)")
     pairs = np.array([(a, b) for a in range(K) for b in range(a + 1, K)])
     S_all, hmean, jdata = _source_stats(prep, pairs)
@@ -441,7 +474,14 @@ def conditional_distribution(
     at_or_below   0.50    0.38     0.64 100
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
-    prep = code_ratings(ratings, by=by, judges=judges, criterion_in_by="error")
+    split = split_scales(ratings)
+    for name, crit in (("given", given), ("target", target)):
+        if crit in split.labels:
+            raise DataError(f"'{crit}' is nominal (categories without an order), so it has no threshold and no "
+                            f"score distribution (for {name})", column="criterion",
+                            fix="choose two criteria scored with numbers")
+    numbers = _numbers_only(split)
+    prep = code_ratings(numbers, by=by, judges=split.judges(numbers, judges), criterion_in_by="error")
     for name, crit in (("given", given), ("target", target)):
         if crit not in prep.criteria:
             raise DataError(f"there is no criterion '{crit}' (for {name})", column="criterion",
@@ -536,7 +576,9 @@ def criterion_correlations(
       gpt-4/single-call 0.56    0.36     0.74
     """
     n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
-    prep = code_ratings(ratings, by=by, judges=judges, criterion_in_by="error")
+    split = split_scales(ratings)
+    numbers = _numbers_only(split)
+    prep = code_ratings(numbers, by=by, judges=split.judges(numbers, judges), criterion_in_by="error")
     K = len(prep.criteria)
     pairs = np.array([(a, b) for a in range(K) for b in range(K)])
     n_items = len(prep.item_ids)

@@ -13,6 +13,13 @@ A section the data cannot support is skipped and kept as one row with measure ``
 whose note gives the reason, so that the page, the CLI and pipelines can say what is missing. Every table has
 the layout :data:`evalcore.pointwise.sections.RESULT_COLUMNS`.
 
+Nominal criteria (a ``scale`` column, :mod:`evalcore.data.scales`): the score distribution compares the
+judge's category shares with the humans' (``category_share_difference``, a shifted label prior), familiarity
+the mean perplexity of the items given each category (``mean_perplexity_difference``), self-consistency uses
+the nominal alpha, and anchoring leaves them out. A row about one category names it in a ``category`` column
+after the ``by`` columns (only when a criterion is nominal). What needs an order is said once per section and
+criterion, in a ``not_available`` row with the criterion (:attr:`BiasReport.not_applicable`).
+
 The flag rule over the whole report (:func:`evalcore.stats.apply_fdr`): every tested row (a judge's row of
 a measure in :data:`evalcore.pointwise.sections.TESTS`) has a bootstrap p-value in the direction that means
 harm (:func:`evalcore.stats.z_p_value`); the Benjamini-Hochberg q-values are computed once across all of
@@ -36,13 +43,11 @@ from ..stats.numeric import join_notes
 from ..stats.results import ALPHA, apply_fdr, check_alpha
 from . import anchoring, consistency, familiarity, scale_use
 from .recommend import recommendations
-from .sections import RESULT_COLUMNS, BiasNotApplicable
+from ..data.scales import CATEGORY
+from .sections import NOT_AVAILABLE, RESULT_COLUMNS, BiasNotApplicable
 
 SECTIONS = ("familiarity", "score_distribution", "anchoring", "self_consistency")
 COLUMNS = RESULT_COLUMNS
-
-
-NOT_AVAILABLE = "not_available"
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,15 @@ class BiasReport:
     @property
     def skipped(self) -> tuple[tuple[str, str], ...]:
         """(section, reason) for each section the data could not support."""
-        na = self.records[self.records["measure"] == NOT_AVAILABLE]
+        na = self.records[(self.records["measure"] == NOT_AVAILABLE) & self.records["criterion"].isna()]
         return tuple(zip(na["section"], na["note"]))
+
+    @property
+    def not_applicable(self) -> tuple[tuple[str, str, str], ...]:
+        """(section, criterion, reason) for each nominal criterion on which a section computes only part of its
+        measures, those that need no order (:func:`evalcore.pointwise.sections.nominal_note`)."""
+        na = self.records[(self.records["measure"] == NOT_AVAILABLE) & self.records["criterion"].notna()]
+        return tuple(zip(na["section"], na["criterion"].astype(str), na["note"]))
 
     @property
     def results(self) -> pd.DataFrame:
@@ -118,7 +130,8 @@ def bias_report(
     -------
     pandas.DataFrame
         Every section's rows in the layout :data:`COLUMNS` (``section, judge, criterion, *by, measure, estimate,
-        ci_low, ci_high, n, test, p_value, q_value, flagged, opposite, note``), flagged across the whole report.
+        ci_low, ci_high, n, test, p_value, q_value, flagged, opposite, note``; ``category`` after ``*by`` when a
+        criterion is nominal), flagged across the whole report.
         A section the data cannot support is one row with measure ``not_available`` whose note says why.
         :class:`BiasReport` reads it (the flagged results, skipped sections and mitigations).
 
@@ -166,12 +179,17 @@ def bias_report(
                                         "opposite": False, "note": exc.problem}]))
         if progress:
             progress((i + 1) / len(steps))
-    cols = [*COLUMNS[:3], *by, *COLUMNS[3:]]
+    # A nominal criterion adds the category column, after the groups; a table of numbers keeps its layout.
+    extra = [CATEGORY] if any(CATEGORY in p.columns for p in parts) else []
+    cols = [*COLUMNS[:3], *by, *extra, *COLUMNS[3:]]
     records = pd.concat([p.reindex(columns=cols) for p in parts], ignore_index=True) if parts else \
         pd.DataFrame(columns=cols)
+    # Scale use and round numbers both say that a nominal criterion has no order: once per section and criterion.
+    said = (records["measure"] == NOT_AVAILABLE) & records["criterion"].notna()
+    records = records[~(said & records.duplicated(["section", "criterion", "measure"]))].reset_index(drop=True)
     for c in ("flagged", "opposite"):
         records[c] = records[c].astype("boolean").fillna(False).astype(bool)
-    for c in ("judge", "test"):
+    for c in ("judge", "test", *extra):
         records[c] = records[c].astype(object).where(records[c].notna(), None)
     stray = scale_use.stray_scores(ratings)
     if stray:  # every row of the criterion says so: its scale (top score, range, grid) comes from that score

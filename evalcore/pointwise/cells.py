@@ -4,7 +4,8 @@ A *cell* is one criterion and one combination of the ``by`` columns. The item bo
 items within each cell, and every statistic of a cell is a weighted sum over its items
 (:func:`evalcore.stats.item_weights`). :func:`cell_ratings` keeps the rows of the humans (their
 first ``sample``) and of the chosen judges (every sample), and sorts them into cells;
-:func:`cell_items` numbers a cell's items.
+:func:`cell_items` numbers a cell's items. :func:`split_scales` cuts a table into its criteria with numbers
+and its nominal ones, whose categories the analyses count (:mod:`evalcore.data.scales`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.scales import NOMINAL, SCALE, category_of, has_categories
 from ..errors import DataError
+from .agreement.units import label_key
 from .coding import code_ratings
 
 
@@ -101,3 +104,67 @@ def cell_items(prep: CellRatings, rows: np.ndarray) -> tuple[np.ndarray, int]:
     """Each row's item numbered within the cell (in order of first appearance), and the number of items."""
     loc, uniq = pd.factorize(prep.item[rows])
     return loc.astype(np.int64), len(uniq)
+
+
+# --------------------------------------------------------------------------- scales
+
+
+@dataclass(frozen=True)
+class ScaleSplit:
+    """A ratings table cut by scale: the criteria with numbers, and the nominal ones with their categories coded.
+
+    ``numbers`` is the caller's table itself when no criterion is nominal (so everything runs as it always
+    did), None when every criterion is. ``categories`` holds the rows of the nominal criteria with ``score``
+    replaced by the position of the row's category in ``labels[criterion]`` (the categories in the order
+    :func:`evalcore.pointwise.agreement.units.label_key` gives: numbers by value, then text by code point),
+    None when no criterion is nominal. Codes are arbitrary numbers for counting: no analysis reads them as an
+    order.
+    """
+
+    numbers: pd.DataFrame | None
+    categories: pd.DataFrame | None
+    labels: dict[str, tuple[str, ...]]
+
+    @property
+    def nominal(self) -> list[str]:
+        """The nominal criteria, sorted."""
+        return sorted(self.labels)
+
+    def judges(self, part: pd.DataFrame, judges: Sequence[str] | None) -> list[str] | None:
+        """``judges`` restricted to those who rated in ``part``; a name no judge of the whole table has stays,
+        so that the part's analysis refuses it with the usual message."""
+        if judges is None or self.categories is None:
+            return None if judges is None else list(judges)
+        whole = set(pd.concat([p["rater"] for p in (self.numbers, self.categories) if p is not None]).astype(str))
+        here = set(part["rater"].astype(str))
+        return [j for j in ([judges] if isinstance(judges, str) else judges) if j in here or j not in whole]
+
+
+def split_scales(ratings: pd.DataFrame) -> ScaleSplit:
+    """Cut a canonical ratings table into its criteria with numbers and its nominal criteria (:class:`ScaleSplit`).
+
+    >>> frame = pd.DataFrame({"item_id": [1, 1, 2], "rater": "h", "rater_kind": "human",
+    ...                       "criterion": ["stance", "fluency", "stance"], "scale": ["nominal", "ordinal", "nominal"],
+    ...                       "score": [None, 4.0, None], "category": ["pro", None, "con"]})
+    >>> split = split_scales(frame)
+    >>> split.labels, split.categories["score"].tolist(), split.numbers["criterion"].tolist()
+    ({'stance': ('con', 'pro')}, [1.0, 0.0], ['fluency'])
+    """
+    if not has_categories(ratings):
+        return ScaleSplit(ratings, None, {})
+    nominal = (ratings[SCALE] == NOMINAL).to_numpy(dtype=bool, na_value=False)
+    cats = ratings[nominal].copy()
+    label = category_of(cats).to_numpy(dtype=object, na_value=None)
+    crit = (cats["criterion"].astype("string").fillna("overall").to_numpy(dtype=object) if "criterion" in cats.columns
+            else np.full(len(cats), "overall", dtype=object))
+    labels: dict[str, tuple[str, ...]] = {}
+    score = np.full(len(cats), np.nan)
+    for c in sorted(set(crit)):
+        at = np.flatnonzero(crit == c)
+        names = tuple(sorted({str(v) for v in label[at] if v is not None}, key=label_key))
+        labels[str(c)] = names
+        pos = {n: float(i) for i, n in enumerate(names)}
+        score[at] = [np.nan if v is None else pos[str(v)] for v in label[at]]
+    cats["score"] = score
+    numbers = ratings[~nominal] if not nominal.all() else None
+    return ScaleSplit(numbers, cats, labels)

@@ -48,7 +48,9 @@ resample) each term is a matrix product: all resamples at once, no loop.
 Which level? The scores are ordered numbers, so ``interval`` is the default, as in the
 ``krippendorff`` package and the sample data's documentation; Stureborg et al. do not state the
 level they used (they bin 1-10 and 1-100 scores to 1-5 before comparing settings). ``ordinal``
-and ``nominal`` are available through ``metric``.
+and ``nominal`` are available through ``metric``. A nominal criterion (a ``scale`` column,
+:mod:`evalcore.data.scales`) always gets the nominal alpha, the only level defined for categories
+without an order, whatever ``metric`` says; its rows say so in ``note`` (:data:`NOMINAL_NOTE`).
 """
 
 from __future__ import annotations
@@ -66,14 +68,16 @@ from ..arguments import takes_table
 from ..columns import JUDGE, NOT_SEGMENTS, RATINGS
 from ..errors import DataError
 from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, root_seed
-from ..stats.numeric import safe_div
-from .cells import CellRatings, cell_items, cell_ratings
-from .sections import SectionTable
+from ..stats.numeric import join_notes, safe_div
+from .cells import CellRatings, cell_items, cell_ratings, split_scales
+from .sections import SectionTable, join_tables
 
 SECTION = "self_consistency"
 METRICS = ("interval", "ordinal", "nominal")
 SELF_MEASURES = ("alpha_inter_annotator", "alpha_inter_sample", "alpha_difference")
 VARIANT_MEASURES = ("alpha_inter_annotator", "alpha_across_variants", "alpha_across_variants_difference")
+#: The note on the rows of a nominal criterion: its alpha is the nominal one, whatever ``metric`` says.
+NOMINAL_NOTE = "nominal alpha: the criterion's labels are categories without an order"
 VARIANT_WORDS = ("prompt", "template", "variant", "temperature", "temp", "config", "strategy")
 
 
@@ -271,9 +275,10 @@ def variants_from_rater(ratings: pd.DataFrame, *, sep: str = "/", column: str = 
 
 
 def _run(prep: CellRatings, *, units_of, section_key: str, measure: str, diff_measure: str, why_single: str,
-         n_boot: int, level: float, seed, metric: str, extra_note: dict[str, str] | None = None) -> pd.DataFrame:
+         n_boot: int, level: float, seed, metric: str, extra_note: dict[str, str] | None = None,
+         note_all: str = "") -> pd.DataFrame:
     """Per cell: the humans' inter-annotator alpha, each judge's alpha over its ``units_of`` rows,
-    and their difference, all from one item-weight matrix (paired)."""
+    and their difference, all from one item-weight matrix (paired); ``note_all`` goes on every row."""
     base = root_seed(seed)
     table = SectionTable(SECTION, prep.by, n_boot=n_boot, level=level)
     S = 1 + len(prep.judges)
@@ -291,7 +296,8 @@ def _run(prep: CellRatings, *, units_of, section_key: str, measure: str, diff_me
             human = (a_h, pair_h)
             why = ("not defined: no item in this group has two or more human ratings" if not pair_h.any() else
                    "not defined: every human rating in this group is the same score, so chance agreement is 1")
-            table.row(None, key[0], key[1:], "alpha_inter_annotator", a_h, int(pair_h.sum()), undefined=why)
+            table.row(None, key[0], key[1:], "alpha_inter_annotator", a_h, int(pair_h.sum()), undefined=why,
+                      note=note_all)
         for s in range(1, S):
             m = src == s
             if not m.any():
@@ -300,7 +306,7 @@ def _run(prep: CellRatings, *, units_of, section_key: str, measure: str, diff_me
             sel = units_of(rows[m])  # which of the judge's rows count (e.g. one per variant)
             rr = np.flatnonzero(m)[sel]
             pair_j = np.bincount(item_loc[rr], minlength=n_items) >= 2
-            note = (extra_note or {}).get(judge, "")
+            note = join_notes(note_all, (extra_note or {}).get(judge, ""))
             if not pair_j.any():
                 why = why_single.format(judge=judge)
                 table.row(judge, key[0], key[1:], measure, np.nan, 0, undefined=why, note=note)
@@ -378,7 +384,8 @@ def self_consistency(
     level
         Confidence level of the percentile intervals.
     metric
-        Level of measurement: ``interval`` (default), ``ordinal`` or ``nominal``.
+        Level of measurement: ``interval`` (default), ``ordinal`` or ``nominal``, of the criteria with
+        numbers; a nominal criterion always gets the nominal alpha.
     item, rater, kind, criterion, score, sample
         The table's column names, when they are not the canonical ones (:mod:`evalcore.arguments`).
 
@@ -410,11 +417,33 @@ def self_consistency(
     """
     n_boot, level = check_resamples(n_boot), check_level(level)
     _check_metric(metric)
-    prep = cell_ratings(ratings, by=by, judges=judges)
+    preps = [(cell_ratings(part, by=by, judges=judges_of), level_of, note)
+             for part, judges_of, level_of, note in _by_scale(ratings, judges, metric)]
+    notes = _variant_notes(ratings, list(dict.fromkeys(j for prep, _, _ in preps for j in prep.judges)))
+    return join_tables([
+        _run(prep, units_of=lambda rows: np.ones(len(rows), dtype=bool), section_key=SECTION,
+             measure="alpha_inter_sample", diff_measure="alpha_difference",
+             why_single="not defined: '{judge}' has one sample per item here; inter-sample agreement "
+                        "needs 2+ samples of the same item (column 'sample')",
+             n_boot=n_boot, level=level, seed=seed, metric=level_of, extra_note=notes, note_all=note)
+        for prep, level_of, note in preps])
+
+
+def _by_scale(ratings: pd.DataFrame, judges, metric: str):
+    """(rows, judges, level of measurement, note) of the criteria with numbers (at ``metric``) and of the nominal
+    criteria (their categories, at the nominal level: the only one defined without an order)."""
+    split = split_scales(ratings)
+    for part, level_of, note in ((split.numbers, metric, ""), (split.categories, "nominal", NOMINAL_NOTE)):
+        if part is not None:
+            yield part, split.judges(part, judges), level_of, note
+
+
+def _variant_notes(ratings: pd.DataFrame, judges: list[str]) -> dict[str, str]:
+    """Per judge, a note where a column that looks like a prompt variant varies among its samples."""
     notes: dict[str, str] = {}
-    vcols = variant_columns(ratings) if len(prep.judges) else []
+    vcols = variant_columns(ratings) if len(judges) else []
     if vcols:
-        j = ratings[ratings["rater"].astype("string").isin(prep.judges)]
+        j = ratings[ratings["rater"].astype("string").isin(judges)]
         keys = ["rater", "item_id"] + (["criterion"] if "criterion" in j.columns else [])
         for col in vcols:
             varies = j.groupby(keys, sort=False, dropna=False)[col].nunique(dropna=False).gt(1)
@@ -422,11 +451,7 @@ def self_consistency(
                 notes[str(judge)] = (notes.get(str(judge), "") + ("; " if str(judge) in notes else "")
                                      + f"the samples of this judge differ in '{col}': inter-sample alpha mixes "
                                        f"them; see variant_agreement(variant_column='{col}')")
-    return _run(prep, units_of=lambda rows: np.ones(len(rows), dtype=bool), section_key=SECTION,
-                measure="alpha_inter_sample", diff_measure="alpha_difference",
-                why_single="not defined: '{judge}' has one sample per item here; inter-sample agreement "
-                           "needs 2+ samples of the same item (column 'sample')",
-                n_boot=n_boot, level=level, seed=seed, metric=metric, extra_note=notes)
+    return notes
 
 
 @takes_table(RATINGS)
@@ -509,6 +534,14 @@ def variant_agreement(
     if variant_column in {"item_id", "rater", "rater_kind", "criterion", "score"}:
         raise DataError(f"'{variant_column}' cannot be a variant column", column=variant_column,
                         fix="name the column that holds the prompt variant or temperature")
+    return join_tables([_across_variants(part, variant_column, by=by, judges=judges_of, n_boot=n_boot, seed=seed,
+                                         level=level, metric=level_of, note=note)
+                        for part, judges_of, level_of, note in _by_scale(ratings, judges, metric)])
+
+
+def _across_variants(ratings: pd.DataFrame, variant_column: str, *, by, judges, n_boot: int, seed, level: float,
+                     metric: str, note: str) -> pd.DataFrame:
+    """:func:`variant_agreement` on the criteria of one scale."""
     prep = cell_ratings(ratings, by=by, judges=judges)
     variant = ratings[variant_column].to_numpy()[prep.row]
     vcode, _ = pd.factorize(pd.Series(variant), use_na_sentinel=True)
@@ -524,5 +557,5 @@ def variant_agreement(
                measure="alpha_across_variants", diff_measure="alpha_across_variants_difference",
                why_single="not defined: '{judge}' has fewer than two values of '" + variant_column +
                           "' on any item here; agreement across variants needs 2+ variants of the same item",
-               n_boot=n_boot, level=level, seed=seed, metric=metric)
+               n_boot=n_boot, level=level, seed=seed, metric=metric, note_all=note)
     return out

@@ -10,6 +10,9 @@ For each class the judge's score distribution is shown next to the humans' own r
 same units. A judge that gives the top score where humans disagree shows up as a large top
 share in ``partial`` and ``none`` (Hada et al. report this for GPT-4 in lower-resource
 languages).
+
+The classes count agreeing labels, so they hold for categories too: on a nominal criterion
+(:mod:`evalcore.data.scales`) the distributions are of its labels, exactly as written.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import pandas as pd
 from ..arguments import takes_table
 from ..columns import HUMANS_LABEL, RATINGS
 from ..errors import DataError
+from ..data.scales import NOMINAL
+from .agreement.table import scale_by
 from .agreement.units import Units, count_units
 
 CLASSES = ("full", "partial", "none")
@@ -51,7 +56,8 @@ def class_distribution(
         A validated ratings table or its :func:`evalcore.pointwise.agreement.units.count_units` result.
     by
         Grouping columns (e.g. language and criterion); empty (the default) pools every unit, every
-        criterion's scores side by side.
+        criterion's scores side by side (a nominal criterion is never pooled with numbers: ``criterion``
+        is then added).
     judges
         Judges to include (default: all).
     item, rater, kind, criterion, score, sample
@@ -60,10 +66,12 @@ def class_distribution(
     Returns
     -------
     pandas.DataFrame
-        Columns ``*by, source, agreement_class, score, count, share, n_units``: ``source`` is
-        ``humans`` or a judge's name; ``share`` is the score's share within its (group,
-        source, class); ``n_units`` the number of units in that (group, class). Every score
-        of the scale appears, with a zero count where unused.
+        Columns ``*by, source, agreement_class, score, category, count, share, n_units``: ``source`` is
+        ``humans`` or a judge's name; ``score`` the number (NaN for a nominal label) and ``category`` its
+        text (the label of a nominal or text criterion, :mod:`evalcore.data.scales`); ``share`` is the
+        category's share within its (group, source, class); ``n_units`` the number of units in that
+        (group, class). Every category of the scale appears, with a zero count where unused, in the
+        criterion's order.
 
     Examples
     --------
@@ -80,8 +88,8 @@ def class_distribution(
                humans            none   0.33        2
     """
     units = ratings if isinstance(ratings, Units) else count_units(ratings)
-    by = list(by)
-    units.check_by(by)
+    units.check_by(list(by))
+    by = scale_by(units, by)
     chosen = list(units.judges) if judges is None else list(judges)
     bad = [j for j in chosen if j not in units.judges]
     if bad:
@@ -90,12 +98,12 @@ def class_distribution(
     keep = cls != ""
     seg = units.segments.loc[keep, by].reset_index(drop=True) if by else pd.DataFrame(index=range(int(keep.sum())))
     seg["agreement_class"] = cls[keep]
-    values = units.values
+    q = len(units.values)
     parts = []
     # Humans: every human rating of the unit counts.
     counts = units.counts[keep]
-    hum = pd.concat([seg] * len(values), ignore_index=True)
-    hum["score"] = np.repeat(values, len(seg))
+    hum = pd.concat([seg] * q, ignore_index=True)
+    hum["code"] = np.repeat(np.arange(q), len(seg))
     hum["count"] = counts.T.ravel()
     hum["source"] = HUMANS_LABEL
     parts.append(hum)
@@ -103,24 +111,39 @@ def class_distribution(
         jc = units.judge_codes[units.judges.index(name)][keep]
         has = jc >= 0
         j = seg.loc[has].copy()
-        j["score"] = values[jc[has]]
+        j["code"] = jc[has]
         j["count"] = 1
         j["source"] = name
         parts.append(j)
     long = pd.concat(parts, ignore_index=True)
     keys = [*by, "source", "agreement_class"]
-    agg = long.groupby([*keys, "score"], sort=True, dropna=False)["count"].sum().reset_index()
-    # Every score of the scale appears, so that plots of different groups line up.
-    scores = pd.DataFrame({"score": values})
-    frames = agg[keys].drop_duplicates().merge(scores, how="cross")
-    out = frames.merge(agg, on=[*keys, "score"], how="left").fillna({"count": 0})
+    agg = long.groupby([*keys, "code"], sort=True, dropna=False)["count"].sum().reset_index()
+    # Every category of the scale appears, so that plots of different groups line up.
+    frames = agg[keys].drop_duplicates().merge(pd.DataFrame({"code": np.arange(q)}), how="cross")
+    frames = _same_scale(frames, units, by)
+    out = frames.merge(agg, on=[*keys, "code"], how="left").fillna({"count": 0})
     out["count"] = out["count"].astype(int)
     tot = out.groupby(keys, dropna=False)["count"].transform("sum")
     out["share"] = np.where(tot > 0, out["count"] / tot.where(tot > 0, 1), np.nan)
     n_units = seg.groupby([*by, "agreement_class"], dropna=False).size().rename("n_units").reset_index()
     out = out.merge(n_units, on=[*by, "agreement_class"], how="left")
     out["agreement_class"] = pd.Categorical(out["agreement_class"], categories=list(CLASSES), ordered=True)
-    return out.sort_values([*keys, "score"]).reset_index(drop=True)
+    out = out.sort_values([*keys, "code"]).reset_index(drop=True)
+    crits = out["criterion"] if "criterion" in by else pd.Series(None, index=out.index, dtype=object)
+    at = list(out.columns).index("code")
+    out.insert(at, "score", units.values[out["code"].to_numpy()])
+    out.insert(at + 1, "category", [units.label(c, k) for c, k in zip(crits, out["code"])])
+    return out.drop(columns="code")
+
+
+def _same_scale(frames: pd.DataFrame, units: Units, by: list[str]) -> pd.DataFrame:
+    """Only the categories of each group's own kind: nominal labels on a nominal criterion, numbers on the others
+    (with nominal criteria and a grouping by criterion; otherwise every category)."""
+    if not units.nominal or "criterion" not in by:
+        return frames
+    label = np.isnan(units.values)[frames["code"].to_numpy()]
+    nominal = frames["criterion"].map(lambda c: units.scale_of(str(c)) == NOMINAL).to_numpy(dtype=bool)
+    return frames[label == nominal]
 
 
 def top_score_share(dist: pd.DataFrame, *, by: Sequence[str] = ("language", "criterion")) -> pd.DataFrame:

@@ -8,6 +8,9 @@ Perplexity comes from a ``perplexity`` column. Where only ``text`` is given,
 :func:`perplexity_proxy` computes a **proxy** locally (a character trigram model fitted on the
 file's other texts); it is labelled as such everywhere (:data:`PROXY_LABEL`).
 
+On a nominal criterion (categories without an order, :mod:`evalcore.data.scales`) the association
+becomes the mean perplexity of the items given each category, judge against humans.
+
 The conventions of the summary table (layout, item bootstrap, flags) are those of
 :mod:`evalcore.pointwise.bias`.
 """
@@ -28,8 +31,10 @@ from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weigh
 from ..stats.numeric import codes, join_notes, safe_div, zero_div
 from ..stats.results import SPARSE_NOTE
 from ..stats.kendall import tau_b
+from ..data.scales import CATEGORY
+from .cells import ScaleSplit, split_scales
 from .coding import CodedRatings, code_ratings
-from .sections import BiasNotApplicable, SectionTable
+from .sections import BiasNotApplicable, SectionTable, category_untested, join_tables, not_applicable
 
 FAMILIARITY = "familiarity"
 #: The rows of :func:`familiarity` that are tests (``tau_difference``, "less": see
@@ -309,6 +314,24 @@ def familiarity(
         The judge's ``perplexity_gap_top_vs_rest`` minus the humans', on the shared items
         (an effect size in perplexity units; not a test).
 
+    **Nominal criteria** (a ``scale`` column, :mod:`evalcore.data.scales`): tau and the top score
+    need an order, so they are not computed (one ``not_available`` row per criterion says so).
+    Instead, per category *c* (named in a ``category`` column after the ``by`` columns):
+
+    ``mean_perplexity``
+        :math:`\\bar p_{s,c} = \\sum_{(i,k): y_{ik}=c} p_i / N_{s,c}`, the mean perplexity of the
+        items over the source's ratings *c* (the humans' ratings pooled, as above).
+    ``mean_perplexity_difference`` (judges; **a test**)
+        :math:`\\bar p_{J,c} - \\bar p_{H,c}` on the items rated by the judge and a human (ratio
+        estimators over ratings, the same item resamples for both). Negative: the judge gives *c*
+        to more familiar texts than the humans do. Tested **two-sided**: the harm is a judge that
+        picks labels by familiarity, and without an order no category is the favourable one, so a
+        category given to texts either more or less familiar than the humans' is that harm (a
+        "not toxic" given to familiar text is as much a bias as a "toxic" given to unfamiliar
+        text). The humans' own means show how much perplexity truly goes with each category. A
+        category the judge or the humans give on fewer than 30 of the items both rated is shown
+        with its interval but not tested (:data:`evalcore.pointwise.sections.MIN_CATEGORY_ITEMS`).
+
     Caveat: a single human rating is noisier than a judge that is consistent, so if
     perplexity truly tracks quality, a good judge shows a somewhat larger |tau| than pooled
     human ratings; read ``tau_difference`` together with the humans' own tau.
@@ -368,7 +391,22 @@ def familiarity(
     >>> again["estimate"].equals(table["estimate"])
     True
     """
-    n_boot, level, root = check_resamples(n_boot), check_level(level), root_seed(seed)
+    n_boot, level = check_resamples(n_boot), check_level(level)
+    split = split_scales(ratings)
+    parts = []
+    if split.numbers is not None:
+        parts.append(_familiarity_numbers(split.numbers, by=by, judges=split.judges(split.numbers, judges),
+                                          n_boot=n_boot, seed=seed, level=level, perplexity=perplexity))
+    if split.categories is not None:
+        parts.append(_familiarity_categories(split, by=by, judges=split.judges(split.categories, judges),
+                                             n_boot=n_boot, seed=seed, level=level, perplexity=perplexity))
+    return join_tables(parts)
+
+
+def _familiarity_numbers(ratings: pd.DataFrame, *, by, judges, n_boot: int, seed, level: float,
+                         perplexity: str | None) -> pd.DataFrame:
+    """:func:`familiarity` on criteria with numbers."""
+    root = root_seed(seed)
     prep = code_ratings(ratings, by=by, judges=judges)
     ppl, source_note = _item_perplexity(prep, perplexity)
     n_missing = np.bincount(prep.group[~np.isfinite(ppl)], minlength=len(prep.keys))
@@ -387,6 +425,75 @@ def familiarity(
             judge = _source_rows(table, cell, name, crit, gkey, _obs(cell.local[j], score[j]), extra)
             _differences(table, cell, name, crit, gkey, human, judge, extra)
     return table.frame()
+
+
+# --------------------------------------------------------------------------- categories
+
+
+def _familiarity_categories(split: ScaleSplit, *, by, judges, n_boot: int, seed, level: float,
+                            perplexity: str | None) -> pd.DataFrame:
+    """:func:`familiarity` on nominal criteria: per source and category the mean perplexity of the items given
+    it, and per judge its difference from the humans' on the items both rated."""
+    root = root_seed(seed)
+    prep = code_ratings(split.categories, by=by, judges=judges)
+    ppl, source_note = _item_perplexity(prep, perplexity)
+    n_missing = np.bincount(prep.group[~np.isfinite(ppl)], minlength=len(prep.keys))
+    table = SectionTable(FAMILIARITY, [*prep.by, CATEGORY], n_boot=n_boot, level=level)
+    not_applicable(table, split.nominal)
+    for c, g, rows in _cells(prep, np.isfinite(ppl[prep.item])):
+        crit, gkey = prep.criteria[c], prep.keys[g]
+        names = split.labels[crit]
+        extra = join_notes(source_note, f"{int(n_missing[g])} item(s) without a perplexity left out"
+                           if n_missing[g] else "")
+        items, local = np.unique(prep.item[rows], return_inverse=True)
+        local, n = local.ravel(), len(items)
+        W = item_weights(cell_rng(root, (FAMILIARITY, "categories", crit, *gkey)), n, n_boot)
+        code = prep.score[rows].astype(np.int64)
+        used = np.unique(code)
+        h = prep.human[rows]
+        counts = {None: _category_counts(local[h], code[h], n, len(names))}
+        for name in prep.judges:
+            j = ~h & (prep.rater[rows] == prep.judge_code[name])
+            counts[name] = _category_counts(local[j], code[j], n, len(names))
+        for name, C in counts.items():
+            if C.sum() > 0:
+                _perplexity_rows(table, W, ppl[items], C, None, name, crit, gkey, used, names, extra)
+        for name in prep.judges:
+            both = (counts[name].sum(axis=1) > 0) & (counts[None].sum(axis=1) > 0)
+            if counts[name].sum() > 0:
+                _perplexity_rows(table, W, ppl[items], counts[name] * both[:, None], counts[None] * both[:, None],
+                                 name, crit, gkey, used, names, extra)
+    return table.frame()
+
+
+def _category_counts(local: np.ndarray, code: np.ndarray, n: int, k: int) -> np.ndarray:
+    """``(n, k)`` ratings of each category on each item of a cell."""
+    return np.bincount(local * k + code, minlength=n * k).reshape(n, k).astype(float)
+
+
+def _perplexity_rows(table: SectionTable, W: np.ndarray, p: np.ndarray, C: np.ndarray, Ch: np.ndarray | None,
+                     name: str | None, crit: str, gkey: tuple, used: np.ndarray, names: tuple[str, ...],
+                     extra: str) -> None:
+    """Per category in ``used``: the mean perplexity of the ratings ``C`` (items x categories) given it,
+    ``mean_perplexity``; with the humans' ratings ``Ch`` on the same items, that mean minus theirs,
+    ``mean_perplexity_difference``."""
+    mean = safe_div(W @ (C * p[:, None]), W @ C)  # (R, k): a ratio estimator over ratings, per resample
+    measure, given = "mean_perplexity", C > 0
+    who = "the humans give" if name is None else "the judge gives"
+    if Ch is not None:
+        mean = mean - safe_div(W @ (Ch * p[:, None]), W @ Ch)
+        measure, given = "mean_perplexity_difference", (C > 0) | (Ch > 0)
+        who = "the judge or the humans give"
+    shared = Ch is None or (C.sum(axis=1) > 0).any()
+    for k in used:
+        why = (f"not defined: {who} '{names[k]}' on no item here" if shared else
+               "not defined: no item in this group was rated by both the judge and humans")
+        # A mean over a few items is no test: both means must rest on enough items (none: not defined).
+        nj, nh = (0, 0) if Ch is None else (int((C[:, k] > 0).sum()), int((Ch[:, k] > 0).sum()))
+        few = "" if not (nj and nh) else (category_untested(names[k], nj, "the judge gives") or
+                                          category_untested(names[k], nh, "the humans give"))
+        table.row(name, crit, (*gkey, names[k]), measure, mean[:, k], int(given[:, k].sum()), undefined=why,
+                  note=extra, untested=few)
 
 
 def _source_rows(table: SectionTable, cell: _Cell, name: str | None, crit: str, gkey: tuple, o: _Obs,

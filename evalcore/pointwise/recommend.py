@@ -56,6 +56,16 @@ RULES: tuple[Rule, ...] = (
          "The judge crowds onto round numbers (multiples of 5 or 10) more than humans do.",
          "Use a shorter scale (1-10) or ask for a rating per described level instead of a free number.",
          STUREBORG, "positive"),
+    Rule("label_prior", "score_distribution", ("category_share_difference",),
+         "The judge gives some categories more or less often than humans do on the same items (a shifted label "
+         "prior).",
+         "Calibrate the judge's label prior on a human-labelled sample before use (contextual calibration), "
+         "define every category with examples in the prompt, and report its category shares beside its verdicts.",
+         "Zhao et al. 2021 (contextual calibration); Hada et al. 2024, §6"),
+    Rule("category_familiarity", "familiarity", ("mean_perplexity_difference",),
+         "The judge gives some categories to texts of another perplexity (familiarity) than humans do.",
+         "Keep the source document in the prompt, and check its labels against humans on unusually phrased "
+         "texts before trusting its category counts.", "Stureborg et al. 2024, §3.1 and Table 6 (keep the source)"),
     Rule("anchoring", "anchoring", ("r_difference",),
          "The judge's criteria are far more correlated than humans' (anchoring, when they are scored in one prompt).",
          "Judge one criterion per call (predict only one attribute per generation).", STUREBORG, "positive"),
@@ -83,6 +93,7 @@ def _evidence(sel: pd.DataFrame) -> str:
             f"{top['measure']} = {top['estimate']:.3f} [{top['ci_low']:.3f}, {top['ci_high']:.3f}]{q_text}"
             + (f" for {top['judge']}" if pd.notna(top["judge"]) else "")
             + (f", {top['criterion']}" if pd.notna(top["criterion"]) else "")
+            + (f" ('{top['category']}')" if pd.notna(top.get("category")) else "")
             # A one-sided test can be significant while the two-sided 95% interval still reaches 0:
             # say so, rather than let the interval seem to contradict the flag.
             + ("; its two-sided 95% interval reaches 0, and the flag rests on the one-sided test in the "
@@ -109,7 +120,7 @@ def recommendations(records: pd.DataFrame) -> pd.DataFrame:
     # Findings are about judges; rows describing the humans are the reference.
     flagged = records[records["flagged"].fillna(False).astype(bool) & records["judge"].notna()]
     base = set(RESULT_COLUMNS)
-    group_cols = [c for c in records.columns if c not in base]
+    group_cols = [c for c in records.columns if c not in base and c != "category"]  # a category is no group
     rows = []
     for rule in RULES:
         sel = flagged[(flagged["section"] == rule.section)

@@ -16,6 +16,10 @@ Three questions, each with an item bootstrap behind every interval:
    inner scores of the scale (its lowest and top score left out), and tests the judge's excess
    against the humans' (Stureborg et al. 2024, Fig. 3: peaks at 60, 70, 80, 90 and 75, 85, 95).
 
+On a nominal criterion (categories without an order, :mod:`evalcore.data.scales`), question 2 becomes
+"which categories does the judge give, against the humans on the same items?" (``category_share``,
+``category_share_difference``: a shifted label prior), and question 3 does not apply.
+
 Conventions shared with :mod:`evalcore.pointwise.consistency` and the other bias modules
 -----------------------------------------------------------------------------------------
 Summary functions return a tidy table with the columns ``section, judge, criterion, *by,
@@ -65,10 +69,13 @@ from scipy.special import entr
 
 from ..arguments import takes_table
 from ..columns import HUMANS_LABEL, RATINGS
+from ..data.scales import CATEGORY, NOMINAL, SCALE, has_categories
+from ..errors import DataError
 from ..stats.bootstrap import cell_rng, check_level, check_resamples, item_weights, root_seed
 from ..stats.numeric import safe_div
-from .cells import CellRatings, cell_items, cell_ratings
-from .sections import SectionTable
+from .cells import CellRatings, ScaleSplit, cell_items, cell_ratings, split_scales
+from .coding import check_by
+from .sections import SectionTable, category_untested, join_tables, not_applicable
 
 SECTION = "score_distribution"
 
@@ -137,6 +144,8 @@ def stray_scores(ratings: pd.DataFrame) -> dict[str, str]:
     >>> stray_scores(df)["fluency"][:95]
     "score 1e+06 by 'gpt' on item '5' lies far outside the other scores of 'fluency' (1 to 5) and lo"
     """
+    if has_categories(ratings):  # a nominal criterion's numbers are names of categories: none is stray
+        ratings = ratings[(ratings[SCALE] != NOMINAL).to_numpy(dtype=bool, na_value=True)]
     crit = (ratings["criterion"].astype("string").fillna("overall") if "criterion" in ratings.columns
             else pd.Series("overall", index=ratings.index, dtype="string"))
     score = pd.to_numeric(ratings["score"], errors="coerce")
@@ -284,8 +293,32 @@ def scale_use(
     - ``entropy_difference``: :math:`H^{J} - H^{H}` on the same items. Negative: the judge
       spreads its scores less than the humans (uses less of the scale).
 
-    **Tests.** ``top_share_difference`` and ``mean_shift`` are tested two-sided (skew and
-    leniency in either direction are biases); ``entropy_difference`` one-sided, "less" (the
+    **Nominal criteria** (a ``scale`` column, :mod:`evalcore.data.scales`): their labels are
+    categories without an order, so the top score, the range and the mean do not exist. Per source,
+    ``distinct_values`` (categories used), ``entropy`` and, per category *c* (named in a ``category``
+    column after the ``by`` columns), ``category_share`` :math:`\\hat p_c`, the share of the source's
+    ratings that are *c*. Per judge, on the items both rated, ``entropy_difference`` and
+
+    - ``category_share_difference``: :math:`\\hat p^{J}_c - \\hat p^{H}_c`, the judge's share of
+      category *c* minus the humans' on the same items (ratio estimators over ratings, as
+      ``mean_shift``). Positive: the judge gives *c* more often than the humans do. A judge whose
+      shares differ has a shifted label prior: counts of its labels (how many items are toxic,
+      which model wins) are biased by that much, whatever its agreement on single items. Zhao et
+      al. (2021) find the same majority-label bias in prompted language models.
+
+    The row about a category names it in ``category`` (the measure keeps its code name, so that the
+    flag rule sees one measure); the other rows, and every row of a table without a nominal
+    criterion, have no such column. One ``not_available`` row per nominal criterion says that the
+    top-score share, the range, the mean shift and round numbers need an order
+    (:func:`evalcore.pointwise.sections.nominal_note`).
+
+    **Tests.** ``top_share_difference``, ``mean_shift`` and ``category_share_difference`` are
+    tested two-sided (skew, leniency and a label given too often or too rarely are biases in
+    either direction; with *k* categories the *k* differences sum to 0, and BH's control of the
+    false discovery rate covers their dependence in practice, as the tests' simulation checks;
+    a category given by the judge or the humans on fewer than 30 of the items both rated is shown
+    with its interval but not tested, :data:`evalcore.pointwise.sections.MIN_CATEGORY_ITEMS`);
+    ``entropy_difference`` one-sided, "less" (the
     judge uses a narrower part of the scale; a judge spreading its scores more than humans is
     marked ``opposite``). Flags follow the one rule (:func:`evalcore.stats.apply_fdr`:
     Benjamini-Hochberg q <= 0.05 over the table's tests). The per-source descriptive measures
@@ -328,7 +361,9 @@ def scale_use(
     ----------
     Stureborg, Alikaniotis & Suhara (2024), "Large language models are inconsistent and biased
     evaluators", §3.2 and Fig. 3. Hada et al. (2024), "Are large language model-based evaluators
-    the solution to scaling up multilingual evaluation?", §4.2 and Figs. 6-7.
+    the solution to scaling up multilingual evaluation?", §4.2 and Figs. 6-7. Zhao, Wallace, Feng,
+    Klein & Singh (2021), "Calibrate before use: improving few-shot performance of language models",
+    §4 (majority-label bias).
 
     Examples
     --------
@@ -340,8 +375,42 @@ def scale_use(
                   judge  estimate  ci_low  ci_high  flagged
     gpt-4/per-criterion      0.11    0.04     0.19     True
       gpt-4/single-call      0.23    0.16     0.31     True
+
+    A nominal criterion: the shares of its categories, judge against humans on the same items.
+
+    >>> stance = pd.DataFrame({"item_id": [1, 1, 1, 2, 2, 2], "rater": ["a", "b", "gpt"] * 2,
+    ...                        "rater_kind": ["human", "human", "judge"] * 2, "criterion": "stance",
+    ...                        "scale": "nominal", "score": None,
+    ...                        "category": ["pro", "con", "pro", "con", "con", "pro"]})
+    >>> shares = scale_use(stance, n_boot=0).query("measure == 'category_share_difference'")
+    >>> print(shares[["judge", "category", "estimate"]].to_string(index=False))
+    judge category  estimate
+      gpt      con     -0.75
+      gpt      pro      0.75
     """
     n_boot, level = check_resamples(n_boot), check_level(level)
+    split = split_scales(ratings)
+    _no_range_for_categories(split, scale)
+    parts = []
+    if split.numbers is not None:
+        parts.append(_number_use(split.numbers, by=by, judges=split.judges(split.numbers, judges), n_boot=n_boot,
+                                 seed=seed, level=level, scale=scale))
+    if split.categories is not None:
+        parts.append(_category_use(split, by=by, judges=split.judges(split.categories, judges), n_boot=n_boot,
+                                   seed=seed, level=level))
+    return join_tables(parts)
+
+
+def _no_range_for_categories(split: ScaleSplit, scale: Mapping[str, tuple[float, float]] | None) -> None:
+    """A DataError for a ``scale`` (lowest, top) given to a nominal criterion: its categories have neither."""
+    named = sorted(set(map(str, scale or {})) & set(split.nominal))
+    if named:
+        raise DataError(f"'{named[0]}' is nominal (categories without an order), so it has no lowest and top score",
+                        fix=f"leave '{named[0]}' out of scale, or declare it ordinal with an order of its labels")
+
+
+def _number_use(ratings: pd.DataFrame, *, by, judges, n_boot: int, seed, level: float, scale) -> pd.DataFrame:
+    """:func:`scale_use` on criteria with numbers."""
     prep = cell_ratings(ratings, by=by, judges=judges, scale=scale)
     base = root_seed(seed)
     table = SectionTable(SECTION, prep.by, n_boot=n_boot, level=level)
@@ -353,6 +422,86 @@ def scale_use(
         per = _scale_sources(table, prep, key, rows, item_loc, WT)
         _scale_differences(table, prep, key, per, W, WT)
     return table.frame()
+
+
+# --------------------------------------------------------------------------- categories
+
+
+def _category_use(split: ScaleSplit, *, by, judges, n_boot: int, seed, level: float) -> pd.DataFrame:
+    """:func:`scale_use` on nominal criteria: per source the categories used, the entropy and each category's
+    share; per judge against the humans on the items both rated, the entropy difference and each category's
+    share difference. Rows about one category name it in ``category``."""
+    prep = cell_ratings(split.categories, by=by, judges=judges)
+    base = root_seed(seed)
+    table = SectionTable(SECTION, [*prep.by, CATEGORY], n_boot=n_boot, level=level)
+    not_applicable(table, split.nominal)
+    for c, key in enumerate(prep.keys):
+        rows = prep.rows(c)
+        item_loc, n_items = cell_items(prep, rows)
+        W = item_weights(cell_rng(base, (SECTION, key)), n_items, n_boot)
+        WT = np.ascontiguousarray(W.T)
+        names = split.labels[str(key[0])]
+        code = prep.score[rows].astype(np.int64)
+        used = np.unique(code)  # the categories anyone gave in this cell: a row each
+        src = prep.source[rows]
+        per: dict[int, dict] = {}
+        for s in range(1 + len(prep.judges)):
+            m = src == s
+            if m.any():
+                H = _hist(item_loc[m], code[m], n_items, len(names))
+                per[s] = {"H": H, "n": np.asarray(H.sum(axis=1)).ravel(), "hist": _wsum(WT, H)}
+                _category_rows(table, key, prep.source_name(s), per[s]["hist"], used, names,
+                               int((per[s]["n"] > 0).sum()))
+        _category_differences(table, prep, key, per, WT, used, names)
+    return table.frame()
+
+
+def _category_rows(table: SectionTable, key: tuple, judge: str | None, hist: np.ndarray, used: np.ndarray,
+                   names: tuple[str, ...], n: int, *, measure: str = "category_share",
+                   other: np.ndarray | None = None, items: np.ndarray | None = None) -> None:
+    """One source's categories used and entropy, and its share of each category in ``used`` (``other``: minus
+    the humans' shares and entropy, the difference rows; ``items``: per category, the items where the judge or
+    the humans gave it, which a test needs enough of)."""
+    share = safe_div(hist, hist.sum(axis=1)[:, None])
+    entropy = _entropy_bits(hist)
+    if other is None:
+        _cat(table, key, judge, None, "distinct_values", (hist > 0).sum(axis=1).astype(float), n)
+        _cat(table, key, judge, None, "entropy", entropy, n)
+    else:
+        _cat(table, key, judge, None, "entropy_difference", entropy - _entropy_bits(other), n)
+        share = share - safe_div(other, other.sum(axis=1)[:, None])
+    for k in used:
+        why = "" if items is None else category_untested(names[k], int(items[k]), "the judge or the humans give")
+        _cat(table, key, judge, names[k], measure, share[:, k], n, untested=why)
+
+
+def _category_differences(table: SectionTable, prep: CellRatings, key: tuple, per: dict[int, dict],
+                          WT: np.ndarray, used: np.ndarray, names: tuple[str, ...]) -> None:
+    """Each judge against the humans on the items both rated in the cell: ratio estimators over ratings, every
+    judge sample and every annotator's rating counting once, as :func:`scale_use`'s mean shift (the tests)."""
+    for s in range(1, 1 + len(prep.judges)):
+        if s not in per:
+            continue
+        judge = prep.source_name(s)
+        common = (per[s]["n"] > 0) & (per[0]["n"] > 0) if 0 in per else np.zeros(len(per[s]["n"]), dtype=bool)
+        if not common.any():
+            why = ("not defined: no human rated an item in this group" if 0 not in per else
+                   "not defined: no item in this group was rated by both the judge and humans")
+            _cat(table, key, judge, None, "entropy_difference", np.nan, 0, undefined=why)
+            for k in used:
+                _cat(table, key, judge, names[k], "category_share_difference", np.nan, 0, undefined=why)
+            continue
+        either = ((per[s]["H"] + per[0]["H"]).toarray() > 0) & common[:, None]
+        common = common.astype(float)
+        _category_rows(table, key, judge, _on_items(WT, per[s], common), used, names, int(common.sum()),
+                       measure="category_share_difference", other=_on_items(WT, per[0], common),
+                       items=either.sum(axis=0))
+
+
+def _cat(table: SectionTable, key: tuple, judge: str | None, category: str | None, measure: str, values, n: int,
+         **kwargs) -> None:
+    """One row of a nominal cell ``key = (criterion, *by values)``, about ``category`` (None: every category)."""
+    table.row(judge, key[0], (*key[1:], category), measure, values, n, **kwargs)
 
 
 def _add(table: SectionTable, key: tuple, judge: str | None, measure: str, values, n: int, **kwargs) -> None:
@@ -571,7 +720,9 @@ def round_number_bias(
     humans (``judge`` None) and the sources' own excesses are descriptive; read their interval.
 
     Criteria whose scale has fewer than ``min_levels`` whole-number values (e.g. 1-5) get one
-    row per measure with ``judge`` None and a note, and no estimate. A source with scores that
+    row per measure with ``judge`` None and a note, and no estimate. A nominal criterion has no
+    round numbers (its labels are categories): one ``not_available`` row says so, the same as
+    :func:`scale_use`'s. A source with scores that
     are not whole numbers (e.g. averages of samples) gets a note instead of an estimate.
 
     Parameters
@@ -613,6 +764,22 @@ def round_number_bias(
     not defined: the scale of 'H' (0-1) has 2 whole-number values
     """
     n_boot, level = check_resamples(n_boot), check_level(level)
+    split = split_scales(ratings)
+    _no_range_for_categories(split, scale)
+    parts = []
+    if split.numbers is not None:
+        parts.append(_round_numbers(split.numbers, by=by, judges=split.judges(split.numbers, judges),
+                                    n_boot=n_boot, seed=seed, level=level, scale=scale, min_levels=min_levels))
+    if split.categories is not None:
+        table = SectionTable(SECTION, [*check_by(ratings, by), CATEGORY], n_boot=n_boot, level=level)
+        not_applicable(table, split.nominal)
+        parts.append(table.frame())
+    return join_tables(parts)
+
+
+def _round_numbers(ratings: pd.DataFrame, *, by, judges, n_boot: int, seed, level: float, scale,
+                   min_levels: int) -> pd.DataFrame:
+    """:func:`round_number_bias` on criteria with numbers."""
     prep = cell_ratings(ratings, by=by, judges=judges, scale=scale)
     base = root_seed(seed)
     table = SectionTable(SECTION, prep.by, n_boot=n_boot, level=level)

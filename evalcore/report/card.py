@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import DataError
 from ..pointwise.recommend import HADA, RULES
 
-__all__ = ["Audit", "Finding", "JudgeCard", "LEADERBOARD_MEASURES", "Mitigation", "ReportCard", "SUPERFICIAL_ALPHA",
+__all__ = ["ALT_TEST_EPSILON", "Audit", "Finding", "JudgeCard", "LEADERBOARD_MEASURES", "Mitigation", "ReportCard", "SUPERFICIAL_ALPHA",
            "WINRATE_PRIOR", "card_group", "cells_text", "judge_report_card", "places", "report_card", "run_audit"]
 
 #: The alpha at which the card and the report read the superficial-quality subtraction (the page's default).
@@ -46,7 +46,9 @@ PHRASES = {
     "round_numbers": "crowds onto round numbers", "anchoring": "anchored when scoring criteria together",
     "position": "agrees less on criteria placed later in the prompt",
     "self_consistency": "disagrees with itself across samples",
-    "prompt_sensitivity": "changes its scores with the prompt variant"}
+    "prompt_sensitivity": "changes its scores with the prompt variant",
+    "label_prior": "gives some categories more or less often than humans",
+    "category_familiarity": "gives categories by familiarity (perplexity) more than humans"}
 POSITION_SOURCE = "Zheng et al. 2023 (PriDe); Li et al. 2024 (CalibraEval); Zeng et al. 2024 (LLMBar)"
 SUPERFICIAL_SOURCE = "Zhou et al. 2024, eq. 1"
 
@@ -199,7 +201,29 @@ def _ratings_audit(frame: pd.DataFrame, *, n_boot: int, seed: int, out: dict, sk
     else:
         skipped["bias"] = av.loc["score_distribution", "missing"]
     _meta_audit(frame, av, group=group, n_boot=n_boot, seed=seed, out=out, skipped=skipped, seconds=seconds)
+    _alt_test_audit(frame, av, n_boot=n_boot, seed=seed, out=out, skipped=skipped, seconds=seconds)
     return cells
+
+
+#: The epsilon at which the card and the report read the Alt-Test: the paper's value for expert annotators
+#: (the page's default); the report says so, and ``evalcore alt-test --epsilon`` gives the others.
+ALT_TEST_EPSILON = 0.2
+
+
+def _alt_test_audit(frame: pd.DataFrame, av: pd.DataFrame, *, n_boot: int, seed: int, out: dict, skipped: dict,
+                    seconds: dict) -> None:
+    """The Alt-Test of every judge at :data:`ALT_TEST_EPSILON`, where the data supports it."""
+    from ..pointwise.alt_test import alt_test
+
+    if "alt_test" not in av.index or not av.loc["alt_test", "available"]:
+        if "alt_test" in av.index:
+            skipped["alt_test"] = av.loc["alt_test", "missing"]
+        return
+    try:
+        out["alt_test"] = _timed(seconds, "alt_test", lambda: alt_test(frame, epsilon=ALT_TEST_EPSILON,
+                                                                       n_boot=n_boot, seed=seed))
+    except DataError as e:  # too few items per annotator, or criteria scored differently: said, not run
+        skipped["alt_test"] = e.problem
 
 
 #: The leaderboard's measures in the report: the item level, and the system level where the table names systems.
@@ -529,7 +553,7 @@ def _bias_clauses(records: pd.DataFrame | None, judge: str, group: Sequence[str]
         for after, phrase, both in extra:
             if after == rule.key:
                 say(phrase, f"The judge {phrase}", rule, both)
-    return clauses, _findings(flagged, section=None, columns=[*group, "criterion"]), mits
+    return clauses, _findings(flagged, section=None, columns=[*group, "criterion", "category"]), mits
 
 
 def _ratings_card(audit: Audit, judge: str) -> JudgeCard:
@@ -537,6 +561,9 @@ def _ratings_card(audit: Audit, judge: str) -> JudgeCard:
     clause, found, mits = _agreement_clause(audit.results.get("agreement_card"), judge, criteria)
     clauses, bias_found, bias_mits = _bias_clauses(audit.results.get("bias"), judge, audit.group, criteria)
     said = [clause] if clause else []
+    alt = _alt_test_clause(audit.results.get("alt_test"), judge, _pooled(criteria, audit.group))
+    if alt:
+        said.append(alt)
     if clauses:
         said += clauses
     elif "bias" in audit.results:
@@ -546,6 +573,30 @@ def _ratings_card(audit: Audit, judge: str) -> JudgeCard:
                                       places(vals, vals, col) if col and len(vals) else "") if p)
         said.append(_sentence("no bias flagged" + (f" ({where})" if where else "")))
     return _card(judge, said, found + bias_found, mits + bias_mits)
+
+
+def _pooled(criteria: Sequence[str], group: Sequence[str]) -> str:
+    """What a test over every unit is about, as the card names it: "all criteria and languages pooled"."""
+    what = ["all " + PLURALS["criterion"] if len(criteria) > 1 else "on " + ", ".join(criteria)]
+    what += [PLURALS.get(c, c) for c in group]
+    return (" and ".join(what) + " pooled") if len(what) > 1 or len(criteria) > 1 else what[0]
+
+
+def _alt_test_clause(table: pd.DataFrame | None, judge: str, scope: str) -> str:
+    """The judge's Alt-Test verdict as a sentence of the card (the paper's test, not a flag), with what it pooled."""
+    if table is None or table.empty:
+        return ""
+    mine = table[table["judge"] == judge].set_index("measure")
+    if "winning_rate" not in mine.index or len(mine.loc[["winning_rate"]]) != 1:
+        return ""  # tested per group: the report's section has the rows
+    wr, ap = mine.loc["winning_rate"], mine.loc["advantage_probability"]
+    if not np.isfinite(wr["estimate"]):
+        return ""
+    m = int(wr["n_annotators"])
+    verdict, then = ("passes", "by this test it could replace them") if wr["passed"] else ("fails", "by this test it cannot replace them")
+    ci = f" [{ap['ci_low']:.2f}, {ap['ci_high']:.2f}]" if np.isfinite(ap["ci_low"]) else ""
+    return _sentence(f"{verdict} the Alt-Test at epsilon {wr['epsilon']:g}, {scope} (beats {int(round(wr['estimate'] * m))} "
+                     f"of {m} annotators; advantage probability {ap['estimate']:.2f}{ci}): {then}")
 
 
 def _card(judge: str, sentences: Sequence[str], found: Sequence[Finding], mits: Sequence[Mitigation]) -> JudgeCard:

@@ -86,6 +86,14 @@ HOW_TO_READ = {
         "Trust a gain only where the change's 95% interval in the table excludes 0 and the held-out "
         "(cross-validated) result agrees.",
     ),
+    "alt_test": (
+        "The sentence at the top is the verdict: a judge passes when it beats at least half of the annotators, "
+        "each tested by leaving that annotator out and asking who agrees better with the rest.",
+        "Epsilon is the disadvantage the judge is allowed for being cheaper: the paper suggests 0.2 when the "
+        "annotators are experts, 0.15 when skilled, 0.1 for crowd workers. Choose it before you look.",
+        "To compare judges, read the advantage probability (with its 95% interval): the chance that the judge is at "
+        "least as good as a randomly chosen annotator on an item.",
+    ),
     "position": (
         "Every pair was judged in both orders: a trustworthy judge gives the same verdict either way and sends "
         "half of its verdicts to the output shown first (0.5).",

@@ -45,6 +45,8 @@ MEASURE_NAMES = {
     "round_excess_5_difference": "excess of multiples of 5, judge minus humans",
     "round_excess_10_difference": "excess of multiples of 10, judge minus humans",
     "alpha_difference": "self-consistency: alpha across samples minus humans' alpha",
+    "category_share_difference": "share of a category, judge minus humans",
+    "mean_perplexity_difference": "familiarity: mean perplexity of a category's items, judge minus humans",
     "alpha_across_variants_difference": "alpha across prompt variants minus humans' alpha",
     "accuracy": "accuracy against the humans' majority"}
 FLAG_RULE = ("A result is <b>flagged</b> when its bootstrap test in the direction that means harm is significant "
@@ -277,7 +279,7 @@ def bias_table(records: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     tested = records[records["test"].notna() & records["estimate"].notna()]
     return pd.DataFrame({
         "section": tested["section"], "judge": tested["judge"],
-        "where": _where(tested, [*by, "criterion"])["where"],
+        "where": _where(tested, [*by, "criterion", "category"])["where"],
         "measure": tested["measure"].map(lambda m: MEASURE_NAMES.get(m, m)),
         "estimate [95% CI]": [cell(e, lo, hi) for e, lo, hi in zip(tested["estimate"], tested["ci_low"],
                                                                   tested["ci_high"])],
@@ -297,11 +299,13 @@ def _bias_section(audit: Audit, ctx: _Ctx) -> str:
              "2024), judge minus humans, with 95% item-bootstrap intervals. Filled diamonds are flagged.</p>"]
     for section, reason in rep.skipped:
         parts.append(f"<p class='muted'>Not run: {_esc(section)}: {_esc(reason)}</p>")
+    for section, _, reason in rep.not_applicable:
+        parts.append(f"<p class='muted'>{_esc(section.replace('_', ' ').capitalize())}: {_esc(reason)}.</p>")
     rec = rep.recommendations
     if len(rec):
         parts.append("<p>What was found, and what to do:</p>" + table_html(
             rec[["finding", "recommendation", "judges", "evidence", "source"]]))
-    res = _where(rep.results, [*by, "criterion"])
+    res = _where(rep.results, [*by, "criterion", "category"])
     tested = [m for m in dict.fromkeys(res.loc[res["test"].notna() & res["estimate"].notna(), "measure"])]
     for m in tested:
         fig = effect_figure(res, measure=m, y="where", title=MEASURE_NAMES.get(m, m))
@@ -513,11 +517,31 @@ def _winrate_section(audit: Audit, ctx: _Ctx) -> str:
                       ctx.cmd("winrate", "--method", "ds", "--prior", WINRATE_PRIOR, boot=False)]))
 
 
+def _alt_test_section(audit: Audit, ctx: _Ctx) -> str:
+    from ..pointwise.alt_test import alt_test_verdicts
+    from .card import ALT_TEST_EPSILON
+    from .views.alt_test import left_out, ranking
+
+    table = audit.results["alt_test"]
+    shown = ranking(table)
+    verdicts = "".join(f"<li>{_esc(v)}</li>" for v in alt_test_verdicts(table))
+    notes = "".join(f"<p class='muted'>Not tested: {_esc(n.removesuffix(' left out'))}.</p>" for n in left_out(table))
+    return ("<h3 id='alt_test'>Can the judge replace the annotators? (Alt-Test)</h3>"
+            f"<p>The alternative annotator test (Calderon, Reichart &amp; Dror, ACL 2025) at epsilon "
+            f"{ALT_TEST_EPSILON:g}, the paper's value for expert annotators (0.15 for skilled annotators, 0.1 for crowd "
+            "workers): each annotator is left out in turn, and the judge passes when it is not worse than at least "
+            "half of them by more than epsilon (one-sided t-tests, Benjamini-Yekutieli q 0.05). The advantage "
+            "probability ranks the judges.</p>"
+            f"<ul>{verdicts}</ul>" + table_html(shown, numeric=["winning rate", "items"]) + notes
+            + _repro([ctx.cmd("alt-test", "--epsilon", f"{ALT_TEST_EPSILON:g}")]))
+
+
 # --------------------------------------------------------------------------- the document
 
 _SECTIONS = {"agreement": ("Agreement with humans", _agreement_section), "bias": ("Bias diagnostics", _bias_section),
              "accuracy": ("Judge accuracy", _accuracy_section), "position": ("Position bias", _position_section),
              "leaderboard": ("Which judge to use", _judges_section), "meta": ("System-level correlation", _judges_section),
+             "alt_test": ("Can the judge replace the annotators?", _alt_test_section),
              "superficial": ("Superficial quality", _superficial_section),
              "winrate": ("Calibrated win rates", _winrate_section)}
 
@@ -525,7 +549,7 @@ _SECTIONS = {"agreement": ("Agreement with humans", _agreement_section), "bias":
 #: Analyses of :func:`evalcore.data.summary.unlocks` the report shows; the others are named with where to find them.
 COVERED = {"agreement_humans", "agreement_judge", "by_language", "score_distribution", "familiarity", "anchoring",
            "anchoring_position", "self_consistency", "win_rate", "superficial", "position_bias", "calibraeval",
-           "meta_system", "meta_input", "leaderboard"}
+           "meta_system", "meta_input", "leaderboard", "alt_test"}
 ELSEWHERE = {"class_distribution": "the app's Agreement page",
              "superficial_ratings": "evalcore superficial FILE --q COLUMN (a numeric per-item column such as "
                                     "text_length), or the app's Superficial quality page"}

@@ -47,6 +47,8 @@ BIAS_TITLES = {
     "mean_shift": "judge mean minus human mean", "tau_difference": "tau(judge) minus tau(humans) with perplexity",
     "r_difference": "judge's criterion correlation minus humans'",
     "alpha_difference": "judge's self-consistency alpha minus humans'",
+    "category_share_difference": "judge's share of the category minus humans'",
+    "mean_perplexity_difference": "mean perplexity of the category's items, judge minus humans",
 }
 
 
@@ -280,8 +282,10 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
     sub = sub[sub["n_units"].fillna(0) > 0].copy()
     if sub.empty:
         return go.Figure().update_layout(title="No units with two or more human ratings here", height=200)
-    sub = _inert(sub, ["source", row])
-    sub["score"] = sub["score"].map(lambda v: f"{v:g}")
+    labelled = "category" in sub.columns  # the categories' text, in the scale's order (nominal labels too)
+    order = list(dict.fromkeys(sub["category"].map(plot_text))) if labelled else None
+    sub = _inert(sub, ["source", row, "category"])
+    sub["score"] = sub["category"] if labelled else sub["score"].map(lambda v: f"{v:g}")
     sub["agreement_class"] = sub["agreement_class"].astype(str).map(CLASS_LABELS)
     sub["hover"] = sub["count"].astype(str) + " of " + sub.groupby(
         [c for c in ([row] if row else []) + ["source", "agreement_class"]], dropna=False)["count"].transform("sum").astype(str)
@@ -297,7 +301,10 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
     fig.update_traces(hovertemplate="score %{x}: %{y:.0%} (%{customdata[0]})<br>%{customdata[1]} units in this class<extra></extra>")
     fig.update_yaxes(range=[0, 1], tickformat=".0%", title_text="")
     _facet_labels(fig)
-    _score_axis(fig, sub["score"])
+    if labelled:
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
+    else:
+        _score_axis(fig, sub["score"])
     fig.update_layout(title="Scores given, by how much the annotators agree on the unit")
     return _legend_above(fig, plot_height=max(200, 170 * n_rows), title="ratings by ")
 
@@ -328,6 +335,32 @@ def score_share_figure(freq: pd.DataFrame, *, criterion: str, row: str | None = 
     _score_axis(fig, sub["score"])
     fig.update_layout(title=f"Scores given on {plot_text(criterion)}")
     return _legend_above(fig, plot_height=max(180, 150 * n_rows), facets=False)
+
+
+def category_figure(rows: pd.DataFrame, *, criterion: str, title: str, value: str, row: str | None = None,
+                    percent: bool = True) -> go.Figure:
+    """One value per category of a nominal criterion, humans next to each judge, with its 95% interval as an error
+    bar (optionally one row per group): the bias report's ``category_share`` or ``mean_perplexity`` rows."""
+    sub = rows[rows["estimate"].notna()].copy()
+    if sub.empty:
+        return go.Figure().update_layout(title=f"No {value} to show for {plot_text(criterion)}", height=200)
+    sub["source"] = sub["judge"].fillna("humans").astype(str)
+    sub = _inert(sub, ["source", "category", row])
+    order = ["humans", *sorted(set(sub["source"]) - {"humans"})]
+    n_rows = sub[row].nunique() if row else 1
+    fig = px.bar(sub, x="category", y="estimate", color="source", barmode="group", facet_row=row,
+                 category_orders={"source": order}, color_discrete_map=_source_colors(order),
+                 error_y=(sub["ci_high"] - sub["estimate"]).clip(lower=0),
+                 error_y_minus=(sub["estimate"] - sub["ci_low"]).clip(lower=0),
+                 custom_data=["ci_low", "ci_high", "n"], labels={"estimate": value})
+    fmt = ".0%" if percent else ".2f"
+    fig.update_traces(hovertemplate=f"%{{x}}: %{{y:{fmt}}} [%{{customdata[0]:{fmt}}}, %{{customdata[1]:{fmt}}}] "
+                                    "(n = %{customdata[2]} items)<extra></extra>")
+    fig.update_yaxes(title_text="", **({"tickformat": ".0%", "rangemode": "tozero"} if percent else {}))
+    fig.update_xaxes(type="category", title_text="")
+    _facet_labels(fig)
+    fig.update_layout(title=f"{title}, {plot_text(criterion)}")
+    return _legend_above(fig, plot_height=max(200, 160 * n_rows), facets=False)
 
 
 #: How the effect figure marks a test's verdict (:func:`evalcore.stats.apply_fdr`), and its legend entries.
@@ -730,6 +763,36 @@ def rater_pair_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame, *, label: str
     return fig
 
 
+def confusion_heatmap(cells: pd.DataFrame, *, judge: str) -> go.Figure:
+    """One confusion matrix (:func:`evalcore.pointwise.confusion.confusion_matrix`, the rows of one judge and
+    group): the humans' majority label (rows) against the judge's (columns), coloured by the row share, each
+    cell printing its share and count. Categories in the table's order."""
+    if cells.empty:
+        return go.Figure().update_layout(title="No unit with a strict human majority that this judge rated",
+                                         height=200)
+    order = list(dict.fromkeys(cells["human_category"]))
+    share = cells.pivot(index="human_category", columns="judge_category", values="row_share").reindex(
+        index=order, columns=order)
+    count = cells.pivot(index="human_category", columns="judge_category", values="count").reindex(
+        index=order, columns=order).fillna(0)
+    values, ns = share.to_numpy(dtype=float), count.to_numpy()
+    size = _cell_font_size(len(order), max(5, len(f"{int(ns.max())}")))
+    text = [[("" if size is None else ("-" if v != v else f"{v:.0%}") + f"<br>{int(n)}") for v, n in zip(vr, nr)]
+            for vr, nr in zip(values, ns)]
+    names = [plot_text(c) for c in order]
+    fig = go.Figure(go.Heatmap(
+        z=values, x=names, y=names, text=text, texttemplate="%{text}", textfont={"size": size or 12}, customdata=ns,
+        colorscale="Blues", zmin=0, zmax=1, colorbar={"title": "share of row", "tickformat": ".0%"},
+        hovertemplate="humans %{y}, judge %{x}: %{customdata} units (%{z:.0%} of the row)<extra></extra>"))
+    fig.update_layout(title=f"{plot_text(judge)} against the humans' majority label",
+                      # the margins hold the titles; each row gets room for its two lines (share, count)
+                      height=110 + 40 + max(56, round(3.2 * (size or 12) + 16)) * len(order),
+                      xaxis={"title": "judge's label", "type": "category", "side": "top"},
+                      yaxis={"title": "humans' majority label", "type": "category", "autorange": "reversed"},
+                      margin={"t": 110, "b": 40})
+    return fig
+
+
 def coverage_figure(counts: pd.DataFrame, *, by: str | None) -> go.Figure:
     """Judgments per group, humans next to judges (:func:`evalcore.report.views.home.coverage`): where the data is."""
     x = by or "rater_kind"
@@ -774,3 +837,27 @@ def system_means_figure(means: pd.DataFrame, *, judge: str) -> go.Figure:
                       xaxis={"title": "mean human score"}, yaxis={"title": f"mean score by {judge}"},
                       margin={"t": 60})
     return fig
+
+
+#: The paper's guidance for epsilon (Calderon et al. 2025), drawn as light vertical lines on the curve.
+EPSILON_MARKS = ((0.1, "crowd"), (0.15, "skilled"), (0.2, "experts"))
+
+
+def winning_rate_figure(curve: pd.DataFrame, *, epsilon: float) -> go.Figure:
+    """The Alt-Test's winning rate against epsilon, one line per judge (and group): the judge passes where its
+    line reaches 0.5 (dashed). The chosen epsilon is a solid vertical line, the paper's guidance dotted."""
+    curve = _inert(curve, ["label"])
+    fig = px.line(curve, x="epsilon", y="winning_rate", color="label", line_shape="hv",
+                  color_discrete_sequence=PALETTE,
+                  labels={"epsilon": "epsilon (the judge's allowed disadvantage)",
+                          "winning_rate": "winning rate (share of annotators beaten)", "label": "judge"})
+    fig.add_hline(y=0.5, line_dash="dash", line_color="#868e96", annotation_text="passes at 0.5",
+                  annotation_position="top left")
+    for x, who in EPSILON_MARKS:
+        fig.add_vline(x=x, line_dash="dot", line_color="#ced4da", annotation_text=who,
+                      annotation_position="bottom right", annotation_font_color="#868e96")
+    fig.add_vline(x=epsilon, line_color="#1f2430", line_width=1.5)
+    fig.update_yaxes(range=[-0.02, 1.02])
+    fig.update_layout(height=380, width=FIGURE_WIDTH, margin={"t": 30})
+    return _legend_below(fig, plot_height=300, top=30)
+

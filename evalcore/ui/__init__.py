@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from .analyses import (
     AGREEMENT,
+    ALT_TEST,
     BIAS,
     CALIBRATIONS,
     CLASS_DISTRIBUTION,

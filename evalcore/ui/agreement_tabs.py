@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..data.scales import NOMINAL
 from ..report import guide, plots
 from ..report.views import agreement, common
 from ..text import md
@@ -15,9 +16,18 @@ from .layout import figure
 from .state import AuditOptions, choice, download_csv, in_url
 
 
-def criterion_pick(key: str, units) -> str:
-    """A criterion, kept in the address bar under ``key``."""
-    return st.selectbox("Criterion", **in_url(key, sorted(units.scale)))
+def criterion_pick(key: str, units) -> str | None:
+    """A criterion whose ratings are numbers, kept in the address bar under ``key``; None (and a message) when
+    every criterion is nominal. These tabs rank, average and correlate scores: nominal labels have none."""
+    crits = sorted(c for c in units.scale if units.scale_of(c) != NOMINAL)
+    if not crits:
+        st.info("Every criterion here is nominal (labels without an order or a number), and this tab ranks and "
+                "correlates scores: it does not apply. The first tab's agreement and confusion matrix do.",
+                icon=":material/category:")
+        return None
+    if units.nominal:
+        st.caption(md(f"Not offered here, as nominal: {', '.join(units.nominal)}."))
+    return st.selectbox("Criterion", **in_url(key, crits))
 
 
 def leaderboard_tab(ratings, units, opts: AuditOptions) -> None:
@@ -32,6 +42,8 @@ def leaderboard_tab(ratings, units, opts: AuditOptions) -> None:
                            format_func=lambda m: agreement.MEASURE_LABELS.get(m, m))
     with c2:
         crit = criterion_pick("lb_crit", units)
+    if crit is None:
+        return
     board = LEADERBOARD.result(by=(), judges=tuple(opts.judges), measures=tuple(measures), n_boot=opts.n_boot,
                                   seed=opts.seed)
     shown = board[(board["measure"] == measure) & (board["criterion"] == crit)]
@@ -59,6 +71,8 @@ def meta_tab(ratings, units, opts: AuditOptions) -> None:
     judge = c1.selectbox("Judge", **in_url("meta_judge", list(opts.judges)))
     with c2:
         crit = criterion_pick("meta_crit", units)
+    if crit is None:
+        return
     group = {"criterion": crit}
     for col, extra in zip(rest, by):
         group[extra] = col.selectbox(md(extra), choice(f"meta_f_{extra}", common.levels(means, extra)),
@@ -88,6 +102,8 @@ def pairs_tab(units, opts: AuditOptions) -> None:
                            format_func=agreement.PAIR_MEASURES.get)
     with c2:
         crit = criterion_pick("rp_crit", units)
+    if crit is None:
+        return
     pairs = RATER_PAIRS.result(by=(), judges=tuple(opts.judges), n_boot=0, seed=opts.seed)
     matrix, counts = agreement.pair_matrix(pairs, measure=measure, group={"criterion": crit})
     if matrix.empty:

@@ -279,7 +279,7 @@ def _as_bias_report(records: pd.DataFrame):
 
 
 BIAS = Analysis(
-    "bias", 2, _bootstrap_params, _bias_report, decode=_as_bias_report,
+    "bias", 3, _bootstrap_params, _bias_report, decode=_as_bias_report,
     label=lambda data, p: f"Running the bias diagnostics ({p['n_boot']:,} resamples)...")
 
 
@@ -533,8 +533,9 @@ def _report(data: Dataset, p: dict, progress: Progress) -> dict:
     return {"html": build_report(ing, n_boot=p["n_boot"], seed=p["seed"], inputs=[info.name], name=info.name).html}
 
 
-REPORT = Analysis("report", 1, lambda *, kind, n_boot, seed: {"kind": kind, "n_boot": n_boot, "seed": seed},
+REPORT = Analysis("report", 2, lambda *, kind, n_boot, seed: {"kind": kind, "n_boot": n_boot, "seed": seed},
                   _report, label=lambda data, p: f"Building the report ({p['n_boot']:,} resamples per analysis)...")
+
 
 def informative_pair(lookup: dict[str, tuple[str, str]]) -> str | None:
     """The pair the Win rates page opens on: the largest move from the raw to the BWRS-calibrated win rate
@@ -551,8 +552,30 @@ def informative_pair(lookup: dict[str, tuple[str, str]]) -> str | None:
     return largest_calibration(results, lookup)
 
 
+# --------------------------------------------------------------------------- alt-test
+
+
+def _alt_test_params(*, by: tuple, judges: tuple | None, epsilon: float, scoring: str, q: float,
+                     min_annotators: int, min_items: int, n_boot: int, seed: int) -> dict:
+    return {**_bootstrap_params(by=by, judges=judges, n_boot=n_boot, seed=seed), "epsilon": float(epsilon),
+            "scoring": scoring, "q": float(q), "min_annotators": int(min_annotators), "min_items": int(min_items)}
+
+
+def _alt_test(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.alt_test.alt_test` on the dataset's ratings, with the per-annotator rows."""
+    from ..pointwise.alt_test import alt_test
+
+    return alt_test(cache.table(data, RATINGS), by=tuple(p["by"]), judges=_picked(p["judges"]),
+                    epsilon=p["epsilon"], scoring=p["scoring"], q=p["q"], min_annotators=p["min_annotators"],
+                    min_items=p["min_items"], annotators=True, n_boot=p["n_boot"], seed=p["seed"])
+
+
+ALT_TEST = Analysis("alt_test", 1, _alt_test_params, _alt_test,
+                    label=lambda data, p: f"Testing each judge against every annotator ({p['n_boot']:,} resamples)...")
+
+
 #: Every declared analysis, by name.
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
                                 SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
-                                CALIBRATIONS, META, SYSTEM_MEANS, LEADERBOARD, RATER_PAIRS, REPORT)}
+                                CALIBRATIONS, META, SYSTEM_MEANS, LEADERBOARD, RATER_PAIRS, REPORT, ALT_TEST)}

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from ..data import files as data_files, ingest, io
+from ..data.categories import scale_report, shown
 from ..data.export import safe_file_name
 from ..data.mapping import detect_table, suggest_mapping
 from ..data.summary import summarize, unlocks
@@ -13,6 +14,7 @@ from ..data.wide import WideSpec, suggest_wide
 from ..columns import COLUMNS, COMPARISONS, RATINGS
 from ..errors import DataError, WorkspaceError
 from ..data.presets import PRESETS, detect_preset
+from ..data.scales import NOMINAL, SCALE, SCALES
 from ..data.store import NEEDS_MAPPING, READY
 from ..report import plots
 from ..report.views import home
@@ -303,9 +305,10 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
         if pick not in (NONE, None):
             mapping[pick] = col.name
     judge_raters = roles_panel(dataset_id, raw, mapping, table=table, wide=wide, file=fname)
+    declared = scales_panel(dataset_id, raw, mapping, table=table, wide=wide, file=fname)
     try:
         ing = ingest.ingest_frame(raw, file=fname, mapping=mapping, table=table, wide=wide,
-                                  judge_raters=judge_raters, auto=False)
+                                  judge_raters=judge_raters, auto=False, **declared)
     except DataError as exc:
         st.error(md(app_message(exc)), icon=":material/error:")
         return
@@ -316,7 +319,72 @@ def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> 
         st.warning(md(app_note(n)), icon=":material/warning:")
     if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:"):
         with guard("Importing"):
-            _finish(dataset_id, name, ing)
+            _finish(dataset_id, name, ing, options=declared)
+
+
+#: The scale choices the column mapping offers: "auto" declares nothing (text nominal, numbers ordinal).
+AUTO = "auto"
+SCALE_CHOICES = (AUTO, *SCALES)
+#: The column mapping offers a scale for this many criteria (the CLI's --scale '*=...' covers more).
+SCALED_CRITERIA = 30
+
+
+def _scale_label(choice: str, labels: str) -> str:
+    if choice != AUTO:
+        return choice
+    return "auto: " + ("ordinal (numbers)" if labels == "numbers" else
+                       "nominal, or ordinal with an order" if labels in ("text", "mixed") else "from the labels")
+
+
+def scales_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *, table: str,
+                 wide: WideSpec | None, file: str) -> dict:
+    """Each criterion's scale, and for text labels their order, chosen before the Import button.
+
+    Text labels are nominal categories unless ordered here (a multiselect, lowest first); numbers are ordinal
+    unless declared otherwise. The choices are saved with the upload (:meth:`Workspace.set_upload_options`), so
+    that another session, or this one after a reload, maps the upload the same way, and with the imported
+    table. Returns the ``scale`` and ``order`` keywords of :func:`evalcore.data.ingest.ingest_frame`.
+    """
+    if table != RATINGS:
+        return {}
+    exact = {c: mapping.get(c, "") for c in map(str, raw.columns)}
+    try:
+        kinds = ingest.label_preview(raw, exact, table=table, wide=wide, auto=False, file=file)
+    except DataError:
+        return {}  # the import below shows what is wrong
+    if kinds.empty:
+        return {}
+    saved = workspace().upload_options(dataset_id)
+    saved_scale, saved_order = dict(saved.get("scale") or {}), dict(saved.get("order") or {})
+    st.markdown("**Scales**")
+    st.caption("Text labels are categories, kept as written (nominal), unless you give their order; numbers are "
+               "ordinal. Measures that need an order are not computed on nominal criteria.")
+    scale: dict[str, str] = {}
+    order: dict[str, list[str]] = {}
+    for r in kinds.head(SCALED_CRITERIA).itertuples():
+        c1, c2, c3 = st.columns([2, 2, 5])
+        c1.markdown(md(r.criterion))
+        c1.caption(f"{r.rows:,} rows: {r.labels}")
+        was = saved_scale.get(r.criterion, AUTO)
+        pick = c2.selectbox("Scale", SCALE_CHOICES, index=SCALE_CHOICES.index(was) if was in SCALE_CHOICES else 0,
+                            format_func=lambda x, k=r.labels: _scale_label(x, k),
+                            key=f"scale_{dataset_id}_{r.criterion}")
+        if pick != AUTO:
+            scale[r.criterion] = pick
+        if r.labels in ("text", "mixed") and pick != NOMINAL:
+            chosen = c3.multiselect("Order of the labels, lowest first", r.text_labels,
+                                    default=[v for v in saved_order.get(r.criterion, []) if v in r.text_labels],
+                                    key=f"order_{dataset_id}_{r.criterion}", placeholder="no order: nominal",
+                                    help="Choose every label, the lowest first: the criterion becomes ordinal and "
+                                         "its labels count as 1, 2, 3, ...")
+            if chosen:
+                order[r.criterion] = list(chosen)
+    if len(kinds) > SCALED_CRITERIA:
+        st.caption(f"Scales can be chosen here for the first {SCALED_CRITERIA} of {len(kinds):,} criteria; the "
+                   "others keep the default.")
+    if (scale, order) != (saved_scale, saved_order) and not workspace().read_only:
+        workspace().set_upload_options(dataset_id, {**saved, "scale": scale, "order": order})
+    return {k: v for k, v in (("scale", scale), ("order", order)) if v}
 
 
 def roles_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *, table: str,
@@ -354,10 +422,10 @@ def roles_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *, 
     return judges
 
 
-def _finish(dataset_id: str, name: str, ing: ingest.Ingested) -> None:
+def _finish(dataset_id: str, name: str, ing: ingest.Ingested, *, options: dict | None = None) -> None:
     workspace().save_dataset(name, {ing.table: ing.frame}, source=ing.source, preset=ing.preset,
                              mappings={ing.table: ing.mapping}, notes={ing.table: list(ing.notes)},
-                             dataset_id=dataset_id)
+                             options={ing.table: dict(options or {})}, dataset_id=dataset_id)
     set_current(dataset_id)
     st.session_state.pop(_PENDING, None)
     st.rerun()
@@ -419,7 +487,8 @@ def _summary(dataset_id: str, kind: str, stamp: str, _frame: pd.DataFrame) -> tu
 
 #: The page of each name in :data:`evalcore.report.views.home.ANALYSIS_PAGES`.
 PAGES = {"Agreement": "app_pages/1_Agreement.py", "Bias": "app_pages/2_Bias.py", "Win rates": "app_pages/3_Win_rates.py",
-         "Superficial quality": "app_pages/4_Superficial_quality.py", "Position bias": "app_pages/5_Position_bias.py"}
+         "Superficial quality": "app_pages/4_Superficial_quality.py", "Position bias": "app_pages/5_Position_bias.py",
+         "Alt-Test": "app_pages/6_Alt_test.py"}
 
 
 def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:
@@ -452,6 +521,17 @@ def report_section(name: str, kind: str) -> None:
                            mime="text/html", key=f"report_dl_{kind}", icon=":material/download:", type="primary")
 
 
+def _scales_table(frame: pd.DataFrame) -> None:
+    """Each criterion's scale and categories (:func:`evalcore.data.categories.scale_report`), as plain-text cells."""
+    report = scale_report(frame)
+    shown_report = pd.DataFrame({
+        "criterion": report["criterion"], "scale": report["scale"], "labels": report["labels"],
+        "categories": [("" if n is None else f"{n:,}: ") + ", ".join(shown(c) for c in cats)
+                       + (", ..." if n is not None and n > len(cats) else "")
+                       for n, cats in zip(report["n_categories"], report["categories"])]})
+    st.dataframe(shown_report, hide_index=True)
+
+
 def summary_panel() -> None:
     info = current_info()
     if info is None:
@@ -476,6 +556,8 @@ def summary_panel() -> None:
                                                                      ("Languages", "languages")) if s[key]]
         if listed:
             st.caption(md(" · ".join(listed)))
+        if kind == RATINGS and SCALE in frame.columns:
+            _scales_table(frame)
         counts, by = home.coverage(frame)
         if len(counts):
             figure(plots.coverage_figure(counts, by=by), key=f"coverage_{kind}")

@@ -54,6 +54,10 @@ REWRITES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), r) for p, r
      "upload a file saved with 'Download the fitted calibrations (JSON)' on the Position bias page"),
     (r"save the calibration again with evalcore position --save-calibration",
      "download the calibration again from the Position bias page ('Download the fitted calibrations (JSON)')"),
+    # categories: each criterion's scale and order are chosen under Scales in the column mapping
+    (r"\(--scale '(.+?)=nominal'\)", r"(choose nominal as the Scale of \1 under Scales in the column mapping)"),
+    (r"\(--order '(.+?)=LOWEST,\.\.\.,HIGHEST'\)",
+     r"(choose the labels of \1 in order, lowest first, under Scales in the column mapping)"),
     # io: the delimiter is detected in the app; a CLI-only aside goes, as does a bare option in parentheses
     (r"\s*\(CLI: [^)]*\)", ""),
     (r"\s*\(--[a-z][^)]*\)", ""),

@@ -17,7 +17,8 @@ BIAS = "app_pages/2_Bias.py"
 WIN_RATES = "app_pages/3_Win_rates.py"
 SUPERFICIAL = "app_pages/4_Superficial_quality.py"
 POSITION = "app_pages/5_Position_bias.py"
-PAGES = [HOME, AGREEMENT, BIAS, WIN_RATES, SUPERFICIAL, POSITION]
+ALT_TEST = "app_pages/6_Alt_test.py"
+PAGES = [HOME, AGREEMENT, BIAS, WIN_RATES, SUPERFICIAL, POSITION, ALT_TEST]
 
 
 def open_page(page: str | None = None, *, dataset: str | None = None, timeout: int = 300, run: bool = True,

@@ -168,3 +168,75 @@ def test_meta_evaluation_tabs_on_hanna(ws):
     at.run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 1
+
+
+def test_page_on_text_labels(ws):
+    """A nominal criterion of text labels beside a numeric one: the measures that apply, said once, and the
+    judge's confusion matrix against the humans' majority as a heatmap, with its download."""
+    from evalcore.pointwise.agreement.measures import ORDER_MEASURES
+    from evalcore.pointwise.confusion import confusion_matrix
+    from tests.unit.pointwise.test_agreement_nominal import _mixed
+
+    frame = _mixed()
+    at = open_page(PAGE, dataset=ws.save_dataset("labels", {"ratings": frame}), ag_boot="30")
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [i.value for i in at.info if "nominal" in i.value]
+    assert len(notes) == 1 and notes[0].startswith("stance is nominal (categories without an order)")
+    assert at.multiselect(key="ag_by").value == ["criterion"]
+    # The measures offered are those computed: the order ones exist for fluency, so they stay offered there.
+    offered = at.selectbox(key="ag_measure_False").options  # as shown: the measures' readable names
+    assert "Cohen's kappa" in offered and "Kendall's tau" in offered
+    # The confusion matrix opens on the nominal criterion, and draws the library's row shares.
+    assert at.selectbox(key="cm_crit").value == "stance"
+    (chart,) = [c for c in at.get("plotly_chart") if json.loads(c.proto.spec)["data"][0]["type"] == "heatmap"]
+    z = _values(json.loads(chart.proto.spec)["data"][0]["z"]).reshape(3, 3)
+    cm = confusion_matrix(frame, by=["criterion"])
+    expected = cm[cm["criterion"] == "stance"]["row_share"].to_numpy().reshape(3, 3)
+    np.testing.assert_allclose(z, expected)
+    assert any(b.label == "Download the confusion matrices (CSV)" for b in at.get("download_button"))
+    # Grouped by nothing, the criteria are still kept apart, and the page says so.
+    at.multiselect(key="ag_by").set_value([]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Grouped by criterion too" in c.value for c in at.caption)
+    # Only nominal criteria: the ranking tabs say they do not apply.
+    only = frame[frame["criterion"] == "stance"]
+    at = open_page(PAGE, dataset=ws.save_dataset("stance", {"ratings": only}), ag_boot="0")
+    assert not at.exception, [e.value for e in at.exception]
+    from evalcore.report.plots import measure_title
+
+    offered = set(at.selectbox(key="ag_measure_False").options)
+    assert "Cohen's kappa" in offered and not offered & {measure_title(m) for m in ORDER_MEASURES}
+    at.session_state["ag_tab"] = "Which judge?"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Every criterion here is nominal" in i.value for i in at.info)
+
+
+def test_uploaded_text_labels_show_agreement_and_confusion(ws, tmp_path, capsys):
+    """A file of text labels uploaded in the browser: its agreement and confusion matrix on the page, the same
+    numbers as `evalcore agreement`."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(80):
+        s = rng.choice(["model_a", "model_b", "tie"])
+        for a in ("ann1", "ann2", "ann3", "gpt-4o"):
+            rows.append((f"q{i}", a, s if rng.random() < 0.7 else rng.choice(["model_a", "model_b", "tie"])))
+    path = tmp_path / "labels.csv"
+    pd.DataFrame(rows, columns=["item_id", "rater", "score"]).to_csv(path, index=False)
+    home = open_page()
+    home.file_uploader[0].set_value(("labels.csv", path.read_bytes(), "text/csv")).run()
+    next(b for b in home.button if b.key and b.key.startswith("import_")).click().run()
+    assert not home.exception, [e.value for e in home.exception]
+    at = open_page(PAGE, ag_boot="0")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(i.value.startswith("overall is nominal") for i in at.info)
+    heat = [c for c in at.get("plotly_chart") if json.loads(c.proto.spec)["data"][0]["type"] == "heatmap"]
+    assert len(heat) == 1
+    assert main(["agreement", str(path), "--boot", "0", "--json"]) == 0
+    cli = {(r["judge"], r["measure"]): r["estimate"] for r in json.loads(capsys.readouterr().out)}
+    from evalcore.report.display import HUMANS
+
+    shown = at.dataframe[0].value  # every number of the agreement table, the humans' rows named
+    assert len(shown) == len(cli) > 0
+    for r in shown.itertuples():
+        assert cli[(None if r.judge == HUMANS else r.judge, r.measure)] == pytest.approx(r.estimate, nan_ok=True)

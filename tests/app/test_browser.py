@@ -155,15 +155,31 @@ def test_every_page_on_real_data_fits_the_screen(app, browser):
         for title, path in PAGES.items():
             visit(page, server, path, dataset=ids["HANNA + LLMBar"], **FEW)
             _fits(page, f"{width}x{height} {title}", problems, f"fit_real_{width}x{height}_{path or 'home'}.png")
-    visit(page, server, "Agreement", dataset=ids["HANNA + LLMBar"], **FEW)
+            if (title, width) == ("Agreement", 1920):  # the tabs, on the page already open at the larger size
+                _meta_evaluation_tabs_fit(page, problems)
+    assert not problems, problems
+    page.close()
+
+
+def _meta_evaluation_tabs_fit(page, problems: dict) -> None:
+    """The Agreement page's meta-evaluation tabs opened one by one, each checked like a page."""
     for tab, expect, shot in (("Which judge?", "Judges ranked by", "leaderboard"),
                               ("System level", "Does the judge rank the systems", "system_level"),
                               ("Rater pairs", "for every pair of raters", "rater_pairs")):
         act(page, page.get_by_role("tab", name=tab).click, timeout=180_000)
         page.get_by_text(expect).first.wait_for(timeout=60_000)
         _fits(page, f"{tab} tab", problems, f"fit_real_1920x1080_Agreement_{shot}.png")
-    assert not problems, problems
-    page.close()
+
+
+def _sample_page(browser, app, path: str, *, timeout: float = 180_000, **params):
+    """A new tab on the sample's page at ``path``, opened from a link (the sample's button is tested on its own, in
+    the screen-fit test and with a server of its own: a test of a page starts on that page)."""
+    from evalcore.ui.loading import SAMPLE_NAME
+
+    server, ids = app
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    visit(page, server, path, dataset=ids[SAMPLE_NAME], timeout=timeout, **params)
+    return page
 
 
 def _metric(page, label: str) -> str:
@@ -173,11 +189,10 @@ def _metric(page, label: str) -> str:
 
 def test_win_rates_page_slider_all_pairs_and_pandalm(app, browser):
     """The analyst's path through Win rates: move the slider, calibrate every pair, the error curve, PandaLM."""
-    server, ids = app
-    page = open_with_sample(browser, server)
+    server, _ = app
     # The pair named in the link (the page alone opens on the one where calibration moves most).
-    visit(page, server, "Win_rates", dataset=dataset_in_url(page), wr_pair="cirrus-70b vs atlas-7b",
-          timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
+    page = _sample_page(browser, app, "Win_rates", wr_pair="cirrus-70b vs atlas-7b",
+                        timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
     assert not exceptions(page)
     assert _metric(page, "Raw judge win rate k") == "0.769"
     before = _metric(page, "Dawid-Skene p")
@@ -273,8 +288,7 @@ def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(app, browse
     the sample's judge with probabilities shows the calibration table and map."""
     server, _ = app
     result = LLMBAR / "Natural" / "evaluators" / "GPT-4" / "Vanilla_NoRules"
-    page = open_with_sample(browser, server)
-    visit(page, server, "Position_bias", dataset=dataset_in_url(page), timeout=240_000)
+    page = _sample_page(browser, app, "Position_bias", timeout=240_000)
     assert not exceptions(page)
     assert page.get_by_text("Calibration: before and after").count() == 1
     assert page.get_by_text(re.compile(r"gpt-4/pairwise.*gives the same verdict")).count() == 1
@@ -360,9 +374,7 @@ def _rows(page) -> str:
 
 def test_figures_download_as_png_or_svg_from_their_own_button(app, browser):
     """The camera button of a figure saves what the sidebar's Figure downloads says: PNG, or SVG (vector)."""
-    server, _ = app
-    page = open_with_sample(browser, server)
-    navigate(page, "Agreement")
+    page = _sample_page(browser, app, "Agreement")
     got = {}
     for fmt in ("SVG", "PNG"):  # PNG is chosen at first: a click on it would change nothing
         act(page, sidebar(page).get_by_text(fmt, exact=True).click)

@@ -49,6 +49,20 @@ def _live_markup(page) -> dict:
     return page.evaluate(LIVE_MARKUP, BOLD_WORDS)
 
 
+def _home_note_and_toolbar(page) -> None:
+    """On the home page: the import note written out as text; the tables' own toolbar offers search and full
+    screen, no download of raw cells."""
+    assert page.get_by_text(NOTE[:40]).count()
+    page.get_by_role("tab", name=re.compile("Saved datasets")).click()
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.hover()
+    toolbar = page.locator('[data-testid="stElementToolbarButton"] button')
+    toolbar.first.wait_for(timeout=10_000)
+    labels = {toolbar.nth(i).get_attribute("aria-label") for i in range(toolbar.count())}
+    assert "Search" in labels, labels  # the toolbar is there...
+    assert not [x for x in labels if "download" in str(x).lower()], labels  # ...without its download
+
+
 def test_payload_names_stay_text_on_every_page_and_in_the_report(app, browser, tmp_path):
     from evalcore.data.ingest import Ingested
     from evalcore.report.html import build_report
@@ -68,20 +82,9 @@ def test_payload_names_stay_text_on_every_page_and_in_the_report(app, browser, t
         seen[path or "home"] = _live_markup(page)
         if path == "Agreement":
             page.screenshot(path=str(SHOTS / "payload_agreement.png"), full_page=True)
+        if not path:  # the home page, open now: its note and its tables' toolbar
+            _home_note_and_toolbar(page)
     assert all(v == {"links": [], "images": [], "bold": []} for v in seen.values()), seen
-    # the names are written out, as text (the import note on the home page, a judge in a figure)
-    visit(page, server, dataset=did)
-    assert page.get_by_text(NOTE[:40]).count()
-
-    # The tables' own toolbar: search and full screen, no download of raw cells.
-    page.get_by_role("tab", name=re.compile("Saved datasets")).click()
-    table = page.locator('[data-testid="stDataFrame"]').first
-    table.hover()
-    toolbar = page.locator('[data-testid="stElementToolbarButton"] button')
-    toolbar.first.wait_for(timeout=10_000)
-    labels = {toolbar.nth(i).get_attribute("aria-label") for i in range(toolbar.count())}
-    assert "Search" in labels, labels  # the toolbar is there...
-    assert not [x for x in labels if "download" in str(x).lower()], labels  # ...without its download
     assert outside == [], sorted(set(outside))[:10]
 
     # The HTML report of the same data, from a file: nothing fetched, nothing live.

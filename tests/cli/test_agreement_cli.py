@@ -81,3 +81,55 @@ def test_text_output_is_a_summary_within_120_columns(capsys):
     assert main(["agreement", str(sample), "--boot", "100", "--all"]) == 0
     full = capsys.readouterr().out
     assert "krippendorff_alpha_interval" in full and len(full.splitlines()) > 2000
+
+
+def _text_labels(path):
+    """A file with a nominal criterion of text labels beside a numeric one (the scale and category columns)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for i in range(60):
+        s, q = rng.choice(["pro", "con", "neutral"]), int(rng.integers(1, 6))
+        for r, kind in (("h1", "human"), ("h2", "human"), ("h3", "human"), ("bot", "judge")):
+            label = s if rng.random() < 0.75 else rng.choice(["pro", "con", "neutral"])
+            rows.append((f"i{i}", r, kind, "stance", "nominal", None, label))
+            rows.append((f"i{i}", r, kind, "fluency", "ordinal", float(np.clip(q + rng.integers(-1, 2), 1, 5)), None))
+    frame = pd.DataFrame(rows, columns=["item_id", "rater", "rater_kind", "criterion", "scale", "score", "category"])
+    if str(path).endswith(".csv"):
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path)
+    return frame
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_cli_agreement_on_text_labels(tmp_path, capsys, suffix):
+    from evalcore.pointwise.agreement.measures import ORDER_MEASURES
+    from evalcore.pointwise.agreement.table import agreement
+
+    path = tmp_path / f"labels.{suffix}"
+    frame = _text_labels(path)
+    assert main(["agreement", str(path), "--boot", "0", "--json"]) == 0
+    recs = json.loads(capsys.readouterr().out)
+    stance = [r for r in recs if r["criterion"] == "stance"]
+    assert stance and not {r["measure"] for r in stance} & ORDER_MEASURES  # no rows of n/a
+    assert {r["measure"] for r in recs if r["criterion"] == "fluency"} >= ORDER_MEASURES
+    expected = agreement(frame, by=["criterion"], n_boot=0)
+    got = {(r["criterion"], r["judge"], r["measure"]): r["estimate"] for r in recs}
+    for row in expected.itertuples():
+        assert got[(row.criterion, row.judge, row.measure)] == pytest.approx(row.estimate, nan_ok=True)
+    # The text output says once which measures apply, and that a grouping without criterion gets one.
+    assert main(["agreement", str(path), "--boot", "0", "--by", "none"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("stance is nominal (categories without an order)") == 1
+    assert "Grouped by criterion too" in out and "grouped by criterion;" in out
+    # --confusion: the judge against the humans' majority, as JSON and as text.
+    assert main(["agreement", str(path), "--confusion", "--json"]) == 0
+    cm = json.loads(capsys.readouterr().out)
+    labels = [r["human_category"] for r in cm if r["criterion"] == "stance" and r["judge_category"] == "con"]
+    assert labels == ["con", "neutral", "pro"]
+    assert main(["agreement", str(path), "--confusion"]) == 0
+    out = capsys.readouterr().out
+    assert "judge=bot, criterion=stance" in out and "humans" in out

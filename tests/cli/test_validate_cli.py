@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -271,3 +272,102 @@ def test_text_output_of_validate_and_winrate_fits_120_columns(capsys):
         assert cli([str(a) for a in argv]) == 0
         out = capsys.readouterr().out
         assert max(map(len, out.splitlines())) <= 120, argv
+
+
+# --------------------------------------------------------------------------- scales and text labels
+
+LABELS_CSV = ("item_id,rater,rater_kind,criterion,score\n"
+              "q1,ann,human,stance,agree\nq1,bob,human,stance,Agree\nq1,gpt-4,judge,stance,disagree\n"
+              "q2,ann,human,stance,agree \nq2,bob,human,stance,neutral\nq2,gpt-4,judge,stance,agree\n"
+              "q1,ann,human,quality,bad\nq1,bob,human,quality,ok\nq1,gpt-4,judge,quality,good\n"
+              "q2,ann,human,quality,ok\nq2,bob,human,quality,ok\nq2,gpt-4,judge,quality,good\n"
+              "q1,ann,human,len,3\nq1,gpt-4,judge,len,4\n")
+
+
+@pytest.fixture
+def labels(tmp_path):
+    f = tmp_path / "labels.csv"
+    f.write_text(LABELS_CSV)
+    return str(f)
+
+
+def test_validate_reports_scales_categories_and_look_alike_labels(labels, capsys):
+    assert main(["validate", labels, "--order", "quality=bad, ok, good"]) == 0
+    out = capsys.readouterr().out
+    assert ("scales:\n"
+            "  stance        nominal, 5 categories: 'agree', 'Agree', 'disagree', 'agree ', 'neutral'\n"
+            "  quality       ordinal, 3 ordered categories: 'bad' < 'ok' < 'good'\n"
+            "  len           ordinal, numbers\n") in out
+    assert ("note: labels.csv, criterion 'stance': labels that differ only in case or in spaces around them are kept "
+            "as different categories: 'agree' / 'Agree' / 'agree '.") in " ".join(out.split())
+
+
+def test_validate_json_carries_the_scales_only_for_tables_that_have_them(labels, capsys):
+    d = _json(capsys, labels, "--scale", "len=nominal")
+    assert d["scales"] == [
+        {"criterion": "stance", "scale": "nominal", "labels": "categories", "n_categories": 5,
+         "categories": ["agree", "Agree", "disagree", "agree ", "neutral"],
+         "near_duplicates": [["agree", "Agree", "agree "]]},
+        {"criterion": "quality", "scale": "nominal", "labels": "categories", "n_categories": 3,
+         "categories": ["ok", "good", "bad"], "near_duplicates": []},
+        {"criterion": "len", "scale": "nominal", "labels": "categories", "n_categories": 2, "categories": ["3", "4"],
+         "near_duplicates": []}]
+    assert "scales" not in _json(capsys, str(SAMPLES / "ratings_multilingual.csv"))  # numbers: the JSON as it was
+    interval = _json(capsys, str(SAMPLES / "ratings_multilingual.csv"), "--scale", "*=interval")
+    assert {s["scale"] for s in interval["scales"]} == {"interval"}
+
+
+@pytest.mark.parametrize("argv, phrase", [
+    (["--scale", "quality=ordinal"], "labels.csv, row 8, column 'score': criterion 'quality' is declared ordinal but "
+                                     "holds text labels ('bad', 'ok', 'good') and no order was given for them. Fix: "
+                                     "give their order, lowest first (--order 'quality=LOWEST,...,HIGHEST')"),
+    (["--scale", "qualty=nominal"], "the scale declared for criterion 'qualty' names no criterion of the data. Fix: "
+                                    "name one of the criteria: 'stance', 'quality', 'len' (or * for every criterion)"),
+    (["--order", "quality=bad,good"], "criterion 'quality' has the label 'ok', which is not in the order given (bad, "
+                                      "good)"),
+    (["--order", "len=1,2"], "an order was given for criterion 'len', whose labels are numbers"),
+    (["--scale", "quality"], "--scale expects CRITERION=VALUE, got 'quality'"),
+    (["--scale", "len=nominal", "--scale", "len=ordinal"], "--scale names criterion 'len' twice"),
+    (["--scale", "len=likert"], "'likert' is not a scale (declared for criterion 'len')"),
+])
+def test_scale_and_order_mistakes_are_one_line_with_the_fix(labels, capsys, argv, phrase):
+    assert main(["validate", labels, *argv]) == 1
+    err = capsys.readouterr().err
+    assert phrase in err and len(err.strip().splitlines()) == 1
+
+
+def test_mixed_numbers_and_text_name_the_criterion_and_the_fix(tmp_path, capsys):
+    f = tmp_path / "mixed.csv"
+    f.write_text("item_id,rater,rater_kind,criterion,score\nq1,a,human,LA,4\nq1,j,judge,LA,good\nq2,a,human,LA,5\n"
+                 "q2,j,judge,LA,2\n")
+    assert main(["validate", str(f)]) == 1
+    assert ("mixed.csv, row 3, column 'score': criterion 'LA' mixes numbers ('4', '5', '2') and text labels ('good': 1 "
+            "row(s)) in its scores. Fix: declare the criterion nominal to keep every label as a category (--scale "
+            "'LA=nominal')") in capsys.readouterr().err
+    assert _json(capsys, str(f), "--scale", "LA=nominal")["scales"][0]["n_categories"] == 4
+
+
+def test_every_command_that_reads_files_takes_scale_and_order():
+    """The options are shared (evalcore.cli.options.add_input_args), and load_input hands them to the loader."""
+    from evalcore.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    readers = {name: p for name, p in sub.choices.items() if any(a.dest == "files" for a in p._actions)}
+    assert {"validate", "agreement", "bias", "winrate", "report"} <= set(readers)
+    for name, p in readers.items():
+        args = p.parse_args(["f.csv", "--scale", "a=nominal", "--scale", "*=ordinal", "--order", "b=x,y"])
+        assert (args.scale, args.order) == (["a=nominal", "*=ordinal"], ["b=x,y"]), name
+
+
+@pytest.mark.parametrize("command", ["agreement", "bias"])
+def test_analysis_commands_read_with_the_declarations(labels, capsys, command):
+    assert main([command, labels, "--order", "quality=bad,ok", "--boot", "0"]) == 1
+    assert ("row 10, column 'score': criterion 'quality' has the label 'good', which is not in the order given (bad, "
+            "ok)") in capsys.readouterr().err
+
+
+def test_engine_refuses_declarations_it_cannot_apply(tmp_path, capsys):
+    f = tmp_path / "r.parquet"
+    pd.read_csv(SAMPLES / "ratings_multilingual.csv").head(50).to_parquet(f)
+    assert main(["agreement", str(f), "--engine", "duckdb", "--scale", "*=nominal", "--boot", "0"]) == 1
+    assert "--scale and --order are applied when a file is read into memory" in capsys.readouterr().err

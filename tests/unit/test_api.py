@@ -33,6 +33,7 @@ NOT_ANALYSES = {"DataError", "Workspace", "load", "load_samples", "read", "read_
 FAST = {
     "agreement": {"by": ["criterion"], "n_boot": 20},
     "class_distribution": {"by": ["criterion"]},
+    "confusion_matrix": {"by": ["criterion"]},
     "rater_pair_matrix": {"n_boot": 20},
     "judge_leaderboard": {"n_boot": 20},
     "meta_correlations": {"n_boot": 20},
@@ -50,6 +51,7 @@ FAST = {
     "superficial_correlation": {"judges": ["gpt-4/per-criterion"], "q": "perplexity", "alphas": [0, 0.5],
                                 "folds": 2, "n_boot": 20},
     "judge_accuracy": {"n_boot": 20},
+    "alt_test": {"n_boot": 20},
     "win_rates": {"method": "bwrs", "prior": "ratio:0.3", "n_samples": 500},
     "estimate_all": {"method": "bwrs", "prior": "ratio:0.3", "n_samples": 500},
     "position_report": {"methods": ["none", "pride"], "n_boot": 20},

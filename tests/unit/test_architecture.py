@@ -19,6 +19,7 @@ The rules are checked on the source (``ast``), so a test fails on a bad import e
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -31,6 +32,13 @@ PACKAGE = ROOT / "evalcore"
 MAX_LINES = 80
 #: Functions allowed to be longer, with the reason (also stated in docs/architecture.md).
 LONG_FUNCTIONS: dict[str, str] = {}
+
+
+@functools.cache
+def _parsed(path: Path) -> tuple[str, ast.Module]:
+    """The file's text and syntax tree, read and parsed once per session: every rule walks the same files."""
+    text = path.read_text()
+    return text, ast.parse(text, filename=str(path))
 
 
 def _modules() -> list[Path]:
@@ -60,9 +68,8 @@ def _code_lines(node: ast.AST, source_lines: list[str]) -> int:
 
 def _functions():
     for path in _modules():
-        src = path.read_text()
+        src, tree = _parsed(path)
         lines = src.split("\n")
-        tree = ast.parse(src)
         stack = [(tree, _dotted(path))]
         while stack:
             node, prefix = stack.pop()
@@ -86,11 +93,14 @@ def test_long_functions_allowlist_is_current():
     assert not stale, f"no longer long (remove them from LONG_FUNCTIONS and docs/architecture.md): {stale}"
 
 
-def _imports(path: Path):
-    """(imported module, names) for every import in ``path``, modules resolved to dotted names."""
+@functools.cache
+def _imports(path: Path) -> tuple[tuple[str, list[str]], ...]:
+    """(imported module, names) for every import in ``path``, modules resolved to dotted names (found once per
+    session)."""
     mod = _dotted(path)
     pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text())):
+    found = []
+    for node in ast.walk(_parsed(path)[1]):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = pkg.split(".")
@@ -98,10 +108,10 @@ def _imports(path: Path):
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            yield target, [a.name for a in node.names]
+            found.append((target, [a.name for a in node.names]))
         elif isinstance(node, ast.Import):
-            for a in node.names:
-                yield a.name, []
+            found += [(a.name, []) for a in node.names]
+    return tuple(found)
 
 
 def _subpackage(dotted: str) -> str:
@@ -202,17 +212,18 @@ def _absolute(path: Path, node: ast.ImportFrom) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _import_lines(path: Path):
-    """(module, [names] or None, line) for every import in the file, at any depth."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    for node in ast.walk(tree):
+@functools.cache
+def _import_lines(path: Path) -> tuple[tuple[str, list[str] | None, int], ...]:
+    """(module, [names] or None, line) for every import in the file, at any depth (found once per session)."""
+    found = []
+    for node in ast.walk(_parsed(path)[1]):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name, None, node.lineno
+            found += [(alias.name, None, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             module = _absolute(path, node)
             if module:
-                yield module, [a.name for a in node.names], node.lineno
+                found.append((module, [a.name for a in node.names], node.lineno))
+    return tuple(found)
 
 
 def _graph() -> dict[str, set[str]]:
@@ -287,9 +298,8 @@ def test_no_import_cycles_counting_imports_inside_functions():
 
 def _defined(path: Path) -> set[str]:
     """Names a module binds at its top level (also inside top-level if/try blocks)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
-    pending = list(tree.body)
+    pending = list(_parsed(path)[1].body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -326,6 +336,6 @@ def test_every_name_is_imported_from_the_module_that_defines_it():
 
 def test_no_module_level_getattr_shim():
     shims = [f"{name}:{node.lineno}" for name, path in MODULES.items() if name != "evalcore"
-             for node in ast.parse(path.read_text()).body
+             for node in _parsed(path)[1].body
              if isinstance(node, ast.FunctionDef) and node.name == "__getattr__"]
     assert not shims, f"module __getattr__ shims (import the name from its module instead): {shims}"

@@ -11,6 +11,7 @@ from ... import columns
 from ...errors import DataError
 from ..raters import looks_like_judge
 from ..numbers import decimal_comma
+from ..scales import format_number
 from .common import PresetResult, describe_paths, find_column, finish, id_text, is_missing, plural, read_table, \
     short_list, tabular_files, were
 
@@ -39,7 +40,8 @@ def read_crowdkit(paths: Any, *, judges: Sequence[str] | None = None, criterion:
     Mapping:
 
     * ``task`` -> ``item_id``, ``worker`` -> ``rater``, ``label`` -> ``score`` (float when
-      every label is a number; otherwise the labels are kept as text categories, with a note).
+      every label is a number; otherwise the labels are kept as written, as text categories, with a note:
+      validation reads them as nominal categories, or refuses a criterion that mixes numbers and text).
     * ``criterion``: the file's ``criterion`` column if it has one, else the option
       ``criterion`` (default ``'overall'``).
     * ``rater_kind``: ``'judge'`` for the workers listed in ``judges``, ``'human'`` for the
@@ -108,8 +110,10 @@ def read_crowdkit(paths: Any, *, judges: Sequence[str] | None = None, criterion:
     if numeric.notna().all():
         data["score"] = numeric.astype(float)
     else:
-        data["score"] = data["label"].map(lambda v: str(v).strip()).astype(object)
-        notes.append("Some labels are not numbers, so all labels are kept as text categories.")
+        # As written (no stripping): 'yes' and 'yes ' are two categories, which validation reports.
+        data["score"] = data["label"].map(lambda v: v if isinstance(v, str) else format_number(v)).astype(object)
+        notes.append("Some labels are not numbers, so all labels are kept as text categories (nominal; see "
+                     "evalcore.data.scales).")
     if "criterion" in data.columns:
         data["criterion"] = data["criterion"].map(lambda v: criterion if is_missing(v) else str(v).strip())
     else:

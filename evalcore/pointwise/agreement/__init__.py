@@ -18,7 +18,9 @@ number of ratings. The modules, in the order the table is computed:
   weights in the data and in each item-bootstrap resample.
 - :mod:`.measures`: the measures on the patterns' counts (numpy only), and their names
   (:data:`~.measures.HUMAN_MEASURES`, :data:`~.measures.JUDGE_MEASURES`).
-- :mod:`.table`: :func:`~.table.agreement`, the table: intervals, notes, the flag test.
+- :mod:`.table`: :func:`~.table.agreement`, the table: intervals, notes, the flag test; nominal criteria
+  (:mod:`evalcore.data.scales`) computed apart from the numbers (:func:`~.table.scale_parts`), without the
+  measures that need an order (:data:`~.measures.ORDER_MEASURES`).
 - :mod:`.passes`: numba's compiled passes (:mod:`._kernel`) or numpy's, by table size, and the one
   process-wide setting that chooses (:func:`~.passes.one_shot`).
 

@@ -158,9 +158,5 @@ def filter_units(units: Units, *, min_raters: int | None = None, max_raters: int
         raise DataError(f"no unit has {_bounds_text(lo, hi)} ({have} human ratings per unit)",
                         fix="ask for a number of human ratings per unit that the table has, or set no bound")
     rows = np.flatnonzero(keep)
-    return Units(values=units.values, counts=units.counts[rows], judge_codes=units.judge_codes[:, rows],
-                 judges=units.judges, item=units.item[rows], scale=units.scale,
-                 codes={c: (code[rows], vals) for c, (code, vals) in units.codes.items()}, sources=units.sources,
-                 unit_filter=UnitFilter(lo, hi, units, keep), item_count=units.item_count,
-                 per_criterion=units.per_criterion, varying=units.varying)
+    return units.take(rows, unit_filter=UnitFilter(lo, hi, units, keep))
 

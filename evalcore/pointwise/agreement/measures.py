@@ -27,6 +27,10 @@ Among humans (``judge`` is null), over units with at least two human ratings:
 - ``krippendorff_alpha_{nominal,ordinal,interval}``: :math:`1 - D_o/D_e` from the coincidence
   matrix (Krippendorff 2011), over pairable values.
 
+On a nominal criterion (categories without an order, :mod:`evalcore.data.scales`) the measures above are
+computed on the labels as categories, except the ones that need an order (:data:`ORDER_MEASURES`):
+ordinal and interval alpha here, and below quadratic kappa, tau and rho.
+
 Judge against humans (``judge`` names the judge), over units with the judge and a human:
 
 - ``percent_agreement``, ``cohen_kappa``, ``cohen_kappa_quadratic``, ``weighted_f1``: the judge
@@ -67,6 +71,26 @@ JUDGE_MEASURES = (
     "pairwise_agreement_gap",
 )
 _METRICS = ("nominal", "ordinal", "interval")
+#: The measures that need an order of the categories (weights, ranks, distances; Stevens 1946,
+#: Krippendorff 2011): not computed on a nominal criterion, whose labels have none. Every other measure
+#: counts agreeing labels and applies to every scale. Numbers keep every measure on every scale
+#: (interval alpha on ordinal numbers too, as before scales were declared).
+ORDER_MEASURES = frozenset({
+    "cohen_kappa_quadratic", "kendall_tau", "spearman_rho", "krippendorff_alpha_ordinal",
+    "krippendorff_alpha_ordinal_change", "krippendorff_alpha_interval", "krippendorff_alpha_interval_change",
+})
+
+
+def measures_for(scale: str, *, judge: bool) -> tuple[str, ...]:
+    """The measures computed on a criterion of ``scale``, among humans or (``judge``) of a judge.
+
+    >>> [m for m in measures_for("nominal", judge=False)]
+    ['percent_agreement', 'full_agreement', 'fleiss_kappa', 'gwet_ac1', 'pabak', 'krippendorff_alpha_nominal']
+    >>> len(measures_for("ordinal", judge=True)) == len(JUDGE_MEASURES)
+    True
+    """
+    names = JUDGE_MEASURES if judge else HUMAN_MEASURES
+    return tuple(m for m in names if scale != "nominal" or m not in ORDER_MEASURES)
 
 
 def _mm(W: np.ndarray, X: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ p-value, a Benjamini-Hochberg q-value across the table and a ``flagged`` mark
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Sequence
 
@@ -23,6 +24,7 @@ import pandas as pd
 
 from ...arguments import takes_table
 from ...columns import RATINGS
+from ...data.scales import NOMINAL
 from ...errors import DataError
 from ...labels import NO_MAJORITY, strict_majority
 from ...stats.bootstrap import (
@@ -33,9 +35,9 @@ from ...stats.results import ALPHA, CONSTANT_NOTE, SPARSE_NOTE, apply_fdr, check
 from ..sections import test_of
 from .filter import filter_units
 from .groups import group_codes
-from .measures import human_stats, judge_stats
+from .measures import human_stats, judge_stats, measures_for
 from .passes import WORKERS, factorize_keys
-from .resampling import family, unit_keys
+from .resampling import Family, family, unit_keys
 from .units import Units, count_units
 
 #: The columns after the ``by`` columns. ``n`` counts the items behind an estimate (what the bootstrap
@@ -202,7 +204,11 @@ def agreement(
         columns ``*by, judge, measure, estimate, ci_low, ci_high, n, n_units, n_ratings,
         test, p_value, q_value, flagged, opposite, note`` (:data:`RESULT_COLUMNS`): ``n`` counts
         the items behind the estimate, ``n_units`` the units (an item on one criterion) its
-        measure uses; the test columns as in :mod:`evalcore.stats.results`.
+        measure uses; the test columns as in :mod:`evalcore.stats.results`. On a nominal criterion
+        (:mod:`evalcore.data.scales`) the measures are those of its labels as categories: the ones that
+        need an order are not computed (no rows), and where a group would pool a nominal criterion with
+        numbers the table is grouped by ``criterion`` too; ``attrs["notes"]`` says both
+        (:func:`scale_notes`).
 
     Examples
     --------
@@ -225,51 +231,19 @@ def agreement(
     """
     units = ratings if isinstance(ratings, Units) else count_units(ratings)
     units = filter_units(units, min_raters=min_raters, max_raters=max_raters)
-    by = _check_by(units, list(by))
+    asked = _check_by(units, list(by))
+    by = scale_by(units, asked)
     n_boot, level, root, alpha = check_resamples(n_boot), check_level(level), root_seed(seed), check_alpha(alpha)
     chosen = list(units.judges) if judges is None else list(judges)
     bad = [j for j in chosen if j not in units.judges]
     if bad:
         raise DataError(f"there is no judge named '{bad[0]}'", fix="choose from: " + ", ".join(units.judges))
     gcodes, keys = group_codes(units, by)
-    G = len(keys)
-    ccode, cnames = units.codes["criterion"]
-    crit_scale = np.array([units.scale.get(str(c), 0) for c in cnames], dtype=np.int64)[ccode]
-    q_scale = np.zeros(G, dtype=np.int64)
-    np.maximum.at(q_scale, gcodes, crit_scale)
-    hm = units.has_human
-    ukey = unit_keys(units.counts, gcodes, G)
-
-    def humans() -> dict[str, np.ndarray] | None:
-        if not hm.any():
-            return None
-        f = family(np.flatnonzero(hm), ukey, units.counts, None, units.item, gcodes, G, units.values,
-                    n_boot=n_boot, rngs=_rngs(root, keys, None) if n_boot else [], item_count=units.item_count)
-        stats = human_stats(f.counts, f.weights, f.values, q_scale)
-        n = f.counts.sum(axis=-1)
-        base = f.weights[:, 0, :]
-        items = _items_per_group(np.flatnonzero(units.human_ratings >= 2), units.item, gcodes, G, units.item_count)
-        return _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), items, f.present,
-                        judge=None, level=level)
-
-    def judge(name: str) -> dict[str, np.ndarray] | None:
-        jc = units.judge_codes[units.judges.index(name)]
-        m = hm & (jc >= 0)
-        if not m.any():
-            return None
-        rows = np.flatnonzero(m)
-        f = family(rows, ukey, units.counts, jc, units.item, gcodes, G, units.values, n_boot=n_boot,
-                    rngs=_rngs(root, keys, name) if n_boot else [], item_count=units.item_count)
-        stats, ucount = judge_stats(f.counts, f.weights, f.judge, f.values, q_scale)
-        n = f.counts.sum(axis=-1)
-        base = f.weights[:, 0, :]
-        no_major = (base * (strict_majority(f.counts) == NO_MAJORITY)).sum(axis=-1)
-        return _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G),
-                        _items_per_group(rows, units.item, gcodes, G, units.item_count), f.present, judge=name,
-                        level=level,
-                        no_major=no_major)
-
-    tasks = [humans, *(partial(judge, name) for name in chosen)]
+    tasks = []
+    for part, rows, nominal in scale_parts(units):
+        cells = _cells(part, gcodes if rows is None else gcodes[rows], keys, nominal=nominal, n_boot=n_boot,
+                       level=level, root=root)
+        tasks += [partial(_humans, cells), *(partial(_judge, cells, name) for name in chosen)]
     parts = []
     # Each family has its own random streams, so the families can run at once: the multinomial
     # draws and matrix products release the GIL, and two threads use both cores of a small machine.
@@ -290,8 +264,151 @@ def agreement(
     for c in RESULT_COLUMNS:
         data[c] = pd.Series(cols[c][order], dtype=object if c in ("judge", "test") else "str" if c in ("measure", "note")
                             else bool if c in ("flagged", "opposite") else None)
-    return apply_fdr(_filter_noted(pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS]), units, by, keys, group),
-                     alpha=alpha)
+    table = apply_fdr(_filter_noted(pd.DataFrame(data, columns=[*by, *RESULT_COLUMNS]), units, by, keys, group),
+                      alpha=alpha)
+    table.attrs["notes"] = scale_notes(units, asked)
+    return table
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """One scale's units with the table's groups: what its families (the humans, each judge) are computed from."""
+
+    units: Units
+    gcodes: np.ndarray
+    keys: list[tuple]
+    ukey: np.ndarray
+    q_scale: np.ndarray  # per group, the categories of its scale (the q of AC1 and PABAK)
+    nominal: bool  # measures that need an order are left out
+    n_boot: int
+    level: float
+    root: int
+
+    def family(self, rows: np.ndarray, judge_codes: np.ndarray | None, judge: str | None) -> Family:
+        u, G = self.units, len(self.keys)
+        return family(rows, self.ukey, u.counts, judge_codes, u.item, self.gcodes, G, u.values, n_boot=self.n_boot,
+                      rngs=_rngs(self.root, self.keys, judge) if self.n_boot else [], item_count=u.item_count)
+
+    def applicable(self, stats: dict[str, np.ndarray], *, judge: bool) -> dict[str, np.ndarray]:
+        if not self.nominal:
+            return stats
+        keep = measures_for(NOMINAL, judge=judge)
+        return {m: v for m, v in stats.items() if m in keep}
+
+
+def _cells(units: Units, gcodes: np.ndarray, keys: list[tuple], *, nominal: bool, n_boot: int, level: float,
+           root: int) -> _Cells:
+    G = len(keys)
+    ccode, cnames = units.codes["criterion"]
+    crit_scale = np.array([units.scale.get(str(c), 0) for c in cnames], dtype=np.int64)[ccode]
+    q_scale = np.zeros(G, dtype=np.int64)
+    np.maximum.at(q_scale, gcodes, crit_scale)
+    return _Cells(units, gcodes, keys, unit_keys(units.counts, gcodes, G), q_scale, nominal, n_boot, level, root)
+
+
+def _humans(c: _Cells) -> dict[str, np.ndarray] | None:
+    """The humans' rows of one scale's units."""
+    units, G = c.units, len(c.keys)
+    hm = units.has_human
+    if not hm.any():
+        return None
+    f = c.family(np.flatnonzero(hm), None, None)
+    stats = c.applicable(human_stats(f.counts, f.weights, f.values, c.q_scale), judge=False)
+    n = f.counts.sum(axis=-1)
+    base = f.weights[:, 0, :]
+    items = _items_per_group(np.flatnonzero(units.human_ratings >= 2), units.item, c.gcodes, G, units.item_count)
+    return _records(stats, None, (base * n).sum(axis=-1), (base * (n >= 2)).sum(axis=-1), items, f.present,
+                    judge=None, level=c.level)
+
+
+def _judge(c: _Cells, name: str) -> dict[str, np.ndarray] | None:
+    """One judge's rows of one scale's units."""
+    units, G = c.units, len(c.keys)
+    jc = units.judge_codes[units.judges.index(name)]
+    m = units.has_human & (jc >= 0)
+    if not m.any():
+        return None
+    rows = np.flatnonzero(m)
+    f = c.family(rows, jc, name)
+    stats, ucount = judge_stats(f.counts, f.weights, f.judge, f.values, c.q_scale)
+    stats = c.applicable(stats, judge=True)
+    n = f.counts.sum(axis=-1)
+    base = f.weights[:, 0, :]
+    no_major = (base * (strict_majority(f.counts) == NO_MAJORITY)).sum(axis=-1)
+    return _records(stats, ucount, (base * (n + 1)).sum(axis=-1), np.zeros(G),
+                    _items_per_group(rows, units.item, c.gcodes, G, units.item_count), f.present, judge=name,
+                    level=c.level, no_major=no_major)
+
+
+def scale_parts(units: Units) -> list[tuple[Units, np.ndarray | None, bool]]:
+    """The units split by scale: ``(units, rows, nominal)`` for the nominal criteria and for the others.
+
+    Each part has its own categories, so a measure never mixes nominal labels with numbers: the numbers'
+    part is exactly the units of a table without nominal criteria (the same categories, so the same
+    estimates and resamples), and the nominal part takes positions ``0..k-1`` as its values, read by no
+    measure it computes. ``rows`` (None: every unit) are the part's units in ``units``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"item_id": [1, 1, 1, 1], "rater": ["a", "b", "a", "b"], "rater_kind": "human",
+    ...                       "criterion": ["stance", "stance", "fluency", "fluency"],
+    ...                       "scale": ["nominal", "nominal", "ordinal", "ordinal"],
+    ...                       "score": [None, None, 4, 5], "category": ["pro", "con", None, None]})
+    >>> [(part.category_labels, nominal) for part, rows, nominal in scale_parts(count_units(frame))]
+    [(('con', 'pro'), True), (('4', '5'), False)]
+    """
+    if not units.nominal:
+        return [(units, None, False)]
+    ccode, cnames = units.codes["criterion"]
+    nominal_crit = np.array([units.scale_of(str(c)) == NOMINAL for c in cnames], dtype=bool)[ccode]
+    is_label = np.isnan(units.values)
+    out = []
+    for nominal in (True, False):
+        rows = np.flatnonzero(nominal_crit == nominal)
+        if not len(rows):
+            continue
+        cats = np.flatnonzero(is_label == nominal)
+        values = np.arange(len(cats), dtype=float) if nominal else None
+        out.append((units.take(rows, categories=cats, values=values), rows, nominal))
+    return out
+
+
+def scale_by(units: Units, by: Sequence[str]) -> list[str]:
+    """``by``, with ``criterion`` added where a group would pool a nominal criterion with numbers.
+
+    Nominal labels and numbers are never pooled in one measure: grouped by criterion, each group
+    holds one scale (:func:`scale_notes` says so).
+    """
+    by = list(by)
+    if "criterion" in by or not units.nominal:
+        return by
+    crits = [str(c) for c in units.codes["criterion"][1]]
+    kinds = {units.scale_of(c) == NOMINAL for c in crits}
+    return [*by, "criterion"] if len(kinds) > 1 else by
+
+
+def scale_notes(units: Units, by: Sequence[str] = ()) -> list[str]:
+    """What the criteria's scales change in an agreement table of ``units`` grouped by ``by``, in sentences:
+    the nominal criteria and the measures not computed on them, and ``criterion`` added to the grouping.
+    Empty for numbers only. The table keeps them in ``attrs["notes"]``; the page and the CLI say them once.
+
+    >>> frame = pd.DataFrame({"item_id": [1, 1], "rater": ["a", "b"], "rater_kind": "human", "criterion": "stance",
+    ...                       "scale": "nominal", "score": None, "category": ["pro", "con"]})
+    >>> scale_notes(count_units(frame))[0][:82]
+    'stance is nominal (categories without an order): the measures that need an order ('
+    """
+    crits = [str(c) for c in units.codes["criterion"][1]]
+    nominal = [c for c in crits if units.scale_of(c) == NOMINAL]
+    if not nominal:
+        return []
+    one = len(nominal) == 1
+    names = nominal[0] if one else ", ".join(nominal[:-1]) + " and " + nominal[-1]
+    notes = [f"{names} {'is' if one else 'are'} nominal (categories without an order): the measures that need an "
+             "order (Cohen's kappa with quadratic weights, Krippendorff's ordinal and interval alpha, Kendall's tau, "
+             f"Spearman's rho) are not computed on {'it' if one else 'them'}."]
+    if scale_by(units, by) != list(by):
+        notes.append("Grouped by criterion too: nominal labels and numbers are never pooled in one measure.")
+    return notes
 
 
 def _check_by(units: Units, by: list[str]) -> list[str]:

@@ -13,8 +13,10 @@ memory, as compressed :class:`Units` whose rows stand for ``item_count`` items e
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
@@ -27,6 +29,7 @@ from ...data.hashing import (
     arrow_array, best_lag, column_codes, diff_bits, distinct, encode_heads, encode_rows, expand_lagged, first_bit,
     is_arrow_string, known_codes, take,
 )
+from ...data.scales import CATEGORY, DEFAULT_SCALE, NOMINAL, SCALE, category_of, format_number, scale_by_criterion
 from ...errors import DataError, varying_within_item
 from .passes import WORKERS, compiled, kernel, passes
 
@@ -40,7 +43,9 @@ class Units:
     Attributes
     ----------
     values
-        Sorted distinct score values; categories are indices into it.
+        The number of each category (sorted distinct score values); categories are indices into it. A
+        table with nominal criteria (a ``scale`` column, :mod:`evalcore.data.scales`) puts their categories
+        after the numbers, in :attr:`labels` order, with a NaN value: a nominal label is not a number.
     counts
         ``(n_units, q)`` human ratings per category.
     judge_codes
@@ -78,6 +83,17 @@ class Units:
         ``(column, item)`` for each candidate segment left out because it changes within an item
         (the first such item): a grouping by it is refused with that item named
         (:meth:`check_by`).
+    labels
+        The text of each category, where the table has nominal criteria: the numbers as
+        :func:`evalcore.data.scales.format_number` writes them, then the nominal labels exactly as written
+        (numbers in numeric order, then text in code-point order). Empty for numbers only
+        (:attr:`category_labels` gives them either way).
+    scales
+        The scale of each criterion (``nominal``, ``ordinal``, ``interval``) from the ``scale`` column;
+        empty without one, every criterion ordinal (:meth:`scale_of`).
+    criterion_labels
+        Per criterion whose numbers stand for labels (text declared ordinal with an order: ``score`` is
+        the position, ``category`` the label), the label of each of its categories.
     """
 
     values: np.ndarray
@@ -92,6 +108,45 @@ class Units:
     item_count: np.ndarray | None = None
     per_criterion: bool = False
     varying: tuple[tuple[str, str], ...] = ()
+    labels: tuple[str, ...] = ()
+    scales: dict[str, str] = field(default_factory=dict)
+    criterion_labels: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    def scale_of(self, criterion: str) -> str:
+        """The scale of ``criterion``: declared in the ``scale`` column, else ordinal."""
+        return self.scales.get(str(criterion), DEFAULT_SCALE)
+
+    @property
+    def nominal(self) -> tuple[str, ...]:
+        """The nominal criteria, in the order of :attr:`scales`."""
+        return tuple(c for c, s in self.scales.items() if s == NOMINAL)
+
+    @cached_property
+    def category_labels(self) -> tuple[str, ...]:
+        """The text of every category: :attr:`labels`, or the numbers written as labels."""
+        return self.labels or tuple(format_number(v) for v in self.values)
+
+    def label(self, criterion: str | None, code: int) -> str:
+        """The text of category ``code`` on ``criterion`` (None: pooled criteria, the category's own text)."""
+        own = self.criterion_labels.get(str(criterion)) if criterion is not None else None
+        return own.get(int(code), self.category_labels[code]) if own else self.category_labels[code]
+
+    def take(self, rows: np.ndarray, *, categories: np.ndarray | None = None, values: np.ndarray | None = None,
+             unit_filter: object | None = None) -> "Units":
+        """The units ``rows`` only (and, with ``categories``, only those columns of :attr:`counts`, renumbered,
+        with ``values`` as their numbers): what the unit filter keeps, or one scale's part of a table."""
+        out = dataclasses.replace(
+            self, counts=self.counts[rows], judge_codes=self.judge_codes[:, rows], item=self.item[rows],
+            codes={c: (code[rows], vals) for c, (code, vals) in self.codes.items()}, unit_filter=unit_filter)
+        if categories is None:
+            return out
+        new = np.full(len(self.values) + 1, -1, dtype=np.int64)  # the last slot keeps -1 (not rated) as -1
+        new[categories] = np.arange(len(categories))
+        labels = tuple(self.category_labels[k] for k in categories)
+        named = {c: {int(new[k]): t for k, t in m.items() if new[k] >= 0} for c, m in self.criterion_labels.items()}
+        return dataclasses.replace(out, counts=out.counts[:, categories], judge_codes=new[out.judge_codes],
+                                   values=self.values[categories] if values is None else values, labels=labels,
+                                   criterion_labels=named)
 
     @property
     def columns(self) -> list[str]:
@@ -211,6 +266,65 @@ def _scale(score: pd.Series) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
     return rank[scode], 0, np.arange(len(svals), dtype=np.int64), np.asarray(svals, dtype=float)[order]
 
 
+def _nominal_rows(df: pd.DataFrame) -> np.ndarray | None:
+    """The rows of nominal criteria (a boolean mask), or None when no criterion is nominal: numbers only,
+    counted exactly as before the scale column existed."""
+    if SCALE not in df.columns:
+        return None
+    mask = (df[SCALE] == NOMINAL).to_numpy(dtype=bool, na_value=False)
+    return mask if mask.any() else None
+
+
+def label_key(label: str) -> tuple:
+    """Nominal labels in order: numbers (declared nominal) by value, then text by code point."""
+    try:
+        value = float(label)
+    except ValueError:
+        return (1, 0.0, label)
+    return (0, value, label) if math.isfinite(value) else (1, 0.0, label)
+
+
+def _score_codes(df: pd.DataFrame, nominal: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray, np.ndarray,
+                                                                          tuple[str, ...]]:
+    """:func:`_scale` of the scores, and the categories' text (empty for numbers only).
+
+    With nominal criteria, one category space serves the whole table: the numbers of the other
+    criteria first (sorted), then the nominal labels (:func:`evalcore.data.scales.category_of`, exactly as
+    written: ``Yes`` and ``yes`` are two categories), each with a NaN value.
+    """
+    if nominal is None:
+        return (*_scale(df["score"]), ())
+    x = np.zeros(len(df), dtype=np.int64)
+    numbers = np.zeros(0)
+    if not nominal.all():
+        xs, lo, table, numbers = _scale(df["score"][~nominal])
+        x[~nominal] = table[xs - lo]
+    code, uniques = pd.factorize(category_of(df[nominal]).to_numpy(dtype=object))
+    names = [str(u) for u in uniques]
+    order = sorted(range(len(names)), key=lambda i: label_key(names[i]))
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names))
+    x[nominal] = len(numbers) + rank[code]
+    values = np.concatenate([numbers, np.full(len(names), np.nan)])
+    labels = tuple(format_number(v) for v in numbers) + tuple(names[i] for i in order)
+    return x, 0, np.arange(len(values), dtype=np.int64), values, labels
+
+
+def _criterion_labels(df: pd.DataFrame, nominal: np.ndarray | None, crit_code: np.ndarray, crit_names,
+                      category: np.ndarray) -> dict[str, dict[int, str]]:
+    """The labels of criteria whose scores are positions in an order of text labels (``category`` set on
+    rows that are not nominal): criterion -> category -> label, the label first written for it."""
+    text = df[CATEGORY].to_numpy(dtype=object)
+    has = pd.notna(text) & (True if nominal is None else ~nominal)
+    if not has.any():
+        return {}
+    pairs = pd.DataFrame({"c": crit_code[has], "k": category[has], "t": text[has]}).drop_duplicates(["c", "k"])
+    out: dict[str, dict[int, str]] = {}
+    for c, k, t in pairs.itertuples(index=False):
+        out.setdefault(str(crit_names[c]), {})[int(k)] = str(t)
+    return out
+
+
 @takes_table(RATINGS)
 def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None) -> Units:
     """Reduce a validated ratings table to per-unit category counts.
@@ -220,6 +334,10 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
     encoded in two threads (pyarrow's kernels release the GIL). Where a rater judged a unit
     several times (``sample``), the first sample is used: the other samples are the subject of
     self-consistency, not of agreement.
+
+    A table with nominal criteria (a ``scale`` column, :mod:`evalcore.data.scales`) counts their labels as
+    categories (:func:`evalcore.data.scales.category_of`, exactly as written) after the other criteria's
+    numbers (:attr:`Units.labels`); a table of numbers only is counted exactly as without the column.
 
     Parameters
     ----------
@@ -258,6 +376,11 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
     if "sample" in df.columns and df["sample"].nunique() > 1:
         first = df.groupby(["item_id", "criterion", "rater"], sort=False)["sample"].transform("min")
         df = df[df["sample"] == first]
+    nominal = _nominal_rows(df)
+    if nominal is not None and not nominal.all():
+        # A row without a rating (no category, no score) counts for nothing.
+        rated = (nominal & category_of(df).notna().to_numpy()) | (~nominal & df["score"].notna().to_numpy())
+        df, nominal = (df[rated], nominal[rated]) if not rated.all() else (df, nominal)
     strict = segments is not None
     segs = list(segments) if strict else segment_columns(df)
     segs = [s for s in segs if s != "criterion"]
@@ -278,7 +401,7 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
         segs_f = pool.submit(lambda: {s: _segment(df, s, items_f.result(), seg_bits[s].result() if s in seg_bits
                                                   else None, known[s]) for s in segs})
         rater_code, rater_uniques = known["rater"] or _codes(df["rater"])
-        score, lo, table, values = _scale(df["score"])
+        score, lo, table, values, labels = _score_codes(df, nominal)
         crit_code, crit_uniques = crits.result()
         items = items_f.result()
         seg_codes = segs_f.result()
@@ -313,8 +436,11 @@ def count_units(ratings: pd.DataFrame, *, segments: Sequence[str] | None = None)
         sources[s] = (df[s].iloc[:0], suniques)
         unit_codes[s] = (per_item[unit_item], distinct(suniques))
     scale = {str(name): int(used[ci].sum()) for ci, name in enumerate(crit_names)}
+    scales = scale_by_criterion(df) if SCALE in df.columns else {}
+    named = _criterion_labels(df, nominal, crit_code, crit_names, table[score - lo]) if CATEGORY in df.columns else {}
     return Units(values=values, counts=counts, judge_codes=judge_codes, judges=tuple(map(str, jnames)),
-                 item=unit_item, scale=scale, codes=unit_codes, sources=sources, varying=tuple(varying))
+                 item=unit_item, scale=scale, codes=unit_codes, sources=sources, varying=tuple(varying),
+                 labels=labels, scales=scales, criterion_labels=named)
 
 
 def fractional_judges(units: Units) -> list[str]:
@@ -324,8 +450,8 @@ def fractional_judges(units: Units) -> list[str]:
     majority, so exact-match measures (PA, kappa, F1) are low by construction; rank and
     interval measures (tau, rho, alpha interval) remain meaningful.
     """
-    human_cats = units.counts.sum(axis=0) > 0
+    human_cats = (units.counts.sum(axis=0) > 0) & np.isfinite(units.values)  # nominal labels are not numbers
     if not np.all(units.values[human_cats] == np.round(units.values[human_cats])):
         return []
-    frac = units.values != np.round(units.values)
+    frac = np.isfinite(units.values) & (units.values != np.round(units.values))
     return [name for name, codes in zip(units.judges, units.judge_codes) if frac[codes[codes >= 0]].any()]

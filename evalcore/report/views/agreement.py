@@ -17,6 +17,7 @@ from ..display import HUMANS, fmt_interval
 __all__ = [
     "FlaggedCells", "flagged_cells", "AgreementVerdict", "agreement_verdict", "agreement_summary",
     "for_sources", "leaderboard_view", "meta_view", "pair_matrix", "MEASURE_LABELS", "PAIR_MEASURES",
+    "measure_options", "confusion_criteria", "CONFUSION_CAPTION", "MAX_CONFUSION_CATEGORIES",
 ]
 
 
@@ -223,3 +224,32 @@ MEASURE_LABELS = {"kendall_tau": "Kendall's tau (items)", "spearman_rho": "Spear
 #: Readable names of the rater-pair measures.
 PAIR_MEASURES = {"cohen_kappa": "Cohen's kappa", "cohen_kappa_linear": "Cohen's kappa (linear weights)",
                  "cohen_kappa_quadratic": "Cohen's kappa (quadratic weights)", "percent_agreement": "percent agreement"}
+
+
+def measure_options(table: pd.DataFrame, measures: Sequence[str], *, judge: str | None) -> list[str]:
+    """The ``measures`` the table has rows of for ``judge`` (None: the humans), in that order: a measure not
+    computed (one that needs an order, on nominal criteria) is not offered. All of them when the table has none."""
+    rows = table[table["judge"].isna()] if judge is None else table[table["judge"] == judge]
+    present = set(rows["measure"])
+    return [m for m in measures if m in present] or list(measures)
+
+
+#: A criterion with at most this many categories gets a confusion matrix on the page (a nominal one always).
+MAX_CONFUSION_CATEGORIES = 10
+
+
+def confusion_criteria(scales: dict[str, str], categories: dict[str, int]) -> list[str]:
+    """The criteria the page draws a confusion matrix for: the nominal ones, then those with few categories.
+
+    >>> confusion_criteria({"stance": "nominal"}, {"fluency": 5, "stance": 3, "length": 40})
+    ['stance', 'fluency']
+    """
+    nominal = [c for c in categories if scales.get(c) == "nominal"]
+    return nominal + [c for c, k in categories.items() if c not in nominal and k <= MAX_CONFUSION_CATEGORIES]
+
+
+#: What the confusion heatmap shows, in one sentence.
+CONFUSION_CAPTION = ("Each row is a label the humans gave by strict majority (more than half of a unit's annotators), "
+                     "each column the label the judge gave on the same units: a cell prints the share of the row's "
+                     "units and their count, so the diagonal is how often the judge finds each label, and the "
+                     "percent agreement, Cohen's kappa and weighted F1 above summarise this matrix.")

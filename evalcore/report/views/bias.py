@@ -11,7 +11,10 @@ from typing import Sequence
 
 import pandas as pd
 
-__all__ = ["undrawn", "first_judges", "score_levels", "thresholds", "criterion_view", "flagged_judges"]
+from ...data.scales import NOMINAL, scale_by_criterion
+
+__all__ = ["undrawn", "first_judges", "score_levels", "thresholds", "criterion_view", "flagged_judges",
+           "nominal_criteria", "ordered_criteria", "category_rows", "not_applicable_note"]
 
 
 def undrawn(records: pd.DataFrame, *, measure: str, y: str) -> str | None:
@@ -59,3 +62,31 @@ def flagged_judges(results: pd.DataFrame, measure: str) -> list[str]:
     rows = results[(results["measure"] == measure) & results["flagged"].fillna(False).astype(bool)]
     counts = rows["judge"].dropna().astype(str).value_counts()
     return list(counts.index)
+
+
+def nominal_criteria(ratings: pd.DataFrame) -> list[str]:
+    """The criteria of ``ratings`` whose labels are categories without an order (:mod:`evalcore.data.scales`)."""
+    return [c for c, s in scale_by_criterion(ratings).items() if s == NOMINAL]
+
+
+def ordered_criteria(ratings: pd.DataFrame, criteria: Sequence[str]) -> list[str]:
+    """``criteria`` without the nominal ones: those a threshold or a correlation can be computed on."""
+    nominal = set(nominal_criteria(ratings))
+    return [c for c in criteria if str(c) not in nominal]
+
+
+def category_rows(results: pd.DataFrame, *, measure: str, criterion: str, y: str | None = None) -> pd.DataFrame:
+    """The rows of ``measure`` about the categories of ``criterion``, with a ``where`` label for an effect plot:
+    the category, after the ``y`` group where the view is grouped (``language / pro``)."""
+    if "category" not in results.columns:
+        return results.iloc[:0].assign(where=pd.Series(dtype=object))
+    rows = results[(results["measure"] == measure) & (results["criterion"].astype(str) == str(criterion))
+                   & results["category"].notna()]
+    group = rows[y].astype(str) + " / " if y and y in rows.columns and y != "criterion" else ""
+    return rows.assign(where=group + rows["category"].astype(str))
+
+
+def not_applicable_note(not_applicable, section: str, criterion: str) -> str | None:
+    """The note saying what ``section`` does not compute on the nominal ``criterion`` and why
+    (:attr:`evalcore.pointwise.bias_report.BiasReport.not_applicable`), or None."""
+    return next((note for s, c, note in not_applicable if s == section and str(c) == str(criterion)), None)

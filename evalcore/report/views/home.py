@@ -40,6 +40,7 @@ ANALYSIS_PAGES: dict[str, tuple[tuple[str, ...], str]] = {
     "win_rate": (("Win rates",), "evalcore winrate"),
     "superficial": (("Superficial quality",), "evalcore superficial"),
     "superficial_ratings": (("Superficial quality",), "evalcore superficial"),
+    "alt_test": (("Alt-Test",), "evalcore alt-test"),
     "position_bias": (("Position bias",), "evalcore position"),
     "calibraeval": (("Position bias",), "evalcore position"),
     "meta_system": (("Agreement",), "evalcore agreement"),

@@ -46,8 +46,8 @@ def test_decimal_commas_are_read_whatever_their_mix(scores, expect):
      r"decimal comma\. Fix: write plain numbers"),
     (["1,000,000", "2", "3", "4"], r"row 2, column 'score': score must be a number but is '1,000,000'"),
     (["4", "3.5", "4,5", "1"], r"row 4, column 'score': score must be a number but is '4,5'"),  # both marks
-    (["good", "bad", "ok", "good"], r"score holds text labels \('good', 'bad', 'ok'\), not numbers"),
-    (["4,0", "good", "3,5", "2,0"], r"row 3, column 'score': score must be a number but is 'good'"),
+    (["4,0", "good", "3,5", "2,0"], r"row 3, column 'score': criterion 'overall' mixes numbers \('4,0', '3,5', "
+                                    r"'2,0'\) and text labels \('good': 1 row\(s\)\)"),
 ])
 def test_ambiguous_or_bad_numbers_get_one_message(scores, pattern):
     with pytest.raises(DataError, match=pattern):

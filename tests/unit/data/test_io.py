@@ -175,7 +175,8 @@ def test_blank_rows_are_dropped_and_row_numbers_kept():
     with pytest.raises(DataError) as info:
         ingest.ingest_frame(frame, file="gaps.csv")
     assert (info.value.row, info.value.column) == (8, "score")
-    assert str(info.value).startswith("gaps.csv, row 8, column 'score': score must be a number but is 'x'")
+    assert str(info.value).startswith("gaps.csv, row 8, column 'score': criterion 'overall' mixes numbers ('1', "
+                                      "'2') and text labels ('x': 1 row(s))")
 
 
 def test_excel_title_rows_blank_rows_and_text_ids():
@@ -201,7 +202,7 @@ def test_excel_title_rows_blank_rows_and_text_ids():
     with pytest.raises(DataError) as info:
         ingest.ingest_frame(frame, file="book.xlsx")
     assert (info.value.row, info.value.column) == (7, "score")
-    assert "score must be a number but is 'n/a?'" in str(info.value)
+    assert "mixes numbers ('3', '4.5') and text labels ('n/a?': 1 row(s))" in str(info.value)
     # Without the title the header is row 1 and nothing is said about skipped rows.
     ws.delete_rows(1, 2)
     buf = _io.BytesIO()

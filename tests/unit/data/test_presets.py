@@ -493,6 +493,8 @@ def test_crowdkit_judges_option_and_other_formats(tmp_path):
     r = read_preset("crowdkit", [cats])
     assert list(r.frame["score"]) == ["cat", "dog", "dog"] and list(r.frame["item_id"]) == ["1", "1", "2"]
     assert any("text categories" in n for n in r.notes)
+    ing = ingest.load([cats], preset="crowdkit")  # validated: nominal categories, as written
+    assert ing.frame["category"].tolist() == ["cat", "dog", "dog"] and set(ing.frame["scale"]) == {"nominal"}
 
 
 def test_crowdkit_missing_column_is_a_data_error(tmp_path):

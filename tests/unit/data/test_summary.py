@@ -28,7 +28,7 @@ def test_summarize_ratings_counts():
         "table": "ratings", "rows": 15, "items": 3, "human_raters": 2, "judges": 1,
         "criteria": ["LA", "OCQ"], "languages": ["de", "en"], "tasks": [], "systems": [],
         "max_humans_per_item": 2,
-        "unlocks": ["agreement_humans", "agreement_judge", "class_distribution", "by_language",
+        "unlocks": ["agreement_humans", "agreement_judge", "class_distribution", "alt_test", "by_language",
                     "score_distribution", "anchoring", "self_consistency"],
     }
     assert s.to_frame().set_index("what").loc["criteria", "value"] == "LA, OCQ"
@@ -47,6 +47,27 @@ def test_analyses_say_what_is_missing():
     av1 = unlocks(one, table="ratings").set_index("analysis")
     assert av1.loc["agreement_humans", "missing"] == "at least 2 human raters on the same item"
     assert av1.loc["agreement_judge", "available"]
+    assert av1.loc["alt_test", "missing"] == "a judge's rating of items that at least 2 human annotators rated"
+
+
+def test_the_alt_test_needs_a_judge_on_an_item_two_annotators_rated():
+    """Two annotators on one item and the judge on another is not enough: each item must have both."""
+    frame = pd.DataFrame({"item_id": ["a", "a", "b", "b", "b"], "rater": ["h1", "h2", "h1", "h2", "j"],
+                          "rater_kind": ["human"] * 4 + ["judge"], "score": [1, 2, 3, 4, 5]})
+    assert unlocks(validate(frame).frame, table="ratings").set_index("analysis").loc["alt_test", "available"]
+    frame.loc[3, "item_id"] = "c"  # item b keeps one annotator and the judge, item a two annotators
+    av = unlocks(validate(frame).frame, table="ratings").set_index("analysis")
+    assert av.loc[["agreement_humans", "agreement_judge"], "available"].all()
+    assert not av.loc["alt_test", "available"]
+
+
+def test_numbers_declared_nominal_are_no_scores_to_correlate():
+    frame = pd.DataFrame({"item_id": ["a", "a", "b", "b"], "rater": ["h", "j"] * 2,
+                          "rater_kind": ["human", "judge"] * 2, "system": ["s1", "s1", "s2", "s2"],
+                          "score": [1, 2, 2, 1]})
+    assert unlocks(validate(frame).frame, table="ratings").set_index("analysis").loc["meta_system", "available"]
+    av = unlocks(validate(frame, scale="nominal").frame, table="ratings").set_index("analysis")
+    assert av.loc["meta_system", "missing"] == "numeric scores of a criterion that is not nominal (correlations)"
 
 
 def test_summarize_comparisons_counts():

@@ -61,8 +61,9 @@ def test_empty_scores_are_left_out_with_a_note():
 
 
 @pytest.mark.parametrize("changes,pattern", [
-    ({"score": ["good", "bad", "ok", "good"]},
-     r"row 2, column 'score': score holds text labels \('good', 'bad', 'ok'\), not numbers\. Fix: recode"),
+    ({"score": ["good", "bad", "1", "good"]},
+     r"row 2, column 'score': criterion 'overall' mixes numbers \('1'\) and text labels \('good', 'bad': 3 "
+     r"row\(s\)\) in its scores\. Fix: declare the criterion nominal"),
     ({"score": [None, None, None, None]}, r"column 'score': every score is empty"),
     ({"score": ["1", "2", "inf", "4"]}, r"row 4, column 'score': score must be a finite number"),
     ({"item_id": ["1", "  ", "2", "2"]}, r"row 3, column 'item_id': 1 row\(s\) have no item id"),

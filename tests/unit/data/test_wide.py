@@ -68,7 +68,7 @@ def test_prepare_reads_a_wide_file_and_reports_the_right_row():
     with pytest.raises(DataError) as info:
         ingest.ingest_frame(raw, file="wide.csv")
     assert (info.value.row, info.value.column) == (4, "score")
-    assert "score must be a number but is 'five'" in str(info.value)
+    assert "mixes numbers ('3', '4', '5') and text labels ('five': 1 row(s))" in str(info.value)
     ok = ingest.ingest_frame(io.read_table(data.replace(b"five", b"4"), name="wide.csv"), file="wide.csv")
     assert ok.wide is not None and ok.table == "ratings"
     assert len(ok.frame) == 8

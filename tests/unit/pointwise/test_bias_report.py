@@ -8,11 +8,11 @@ import pytest
 
 from evalcore.errors import DataError
 from evalcore.pointwise.bias_report import (
-    NOT_AVAILABLE,
     SECTIONS,
     BiasReport,
     bias_report,
 )
+from evalcore.pointwise.sections import NOT_AVAILABLE
 from evalcore.pointwise.recommend import RULES, recommendations
 from tests.helpers import SAMPLE
 

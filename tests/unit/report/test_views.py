@@ -162,7 +162,7 @@ def test_every_unlocked_analysis_has_a_page():
         assert home.unlocked(av, kind)["where"].str.contains(" page").all()
     assert listed == set(home.ANALYSIS_PAGES)
     assert home.unlocked_pages(unlocks(ratings, table="ratings"), "ratings") == [
-        "Agreement", "Bias", "Superficial quality"]
+        "Agreement", "Bias", "Superficial quality", "Alt-Test"]
     assert home.unlocked_pages(unlocks(comparisons, table="comparisons"), "comparisons") == [
         "Win rates", "Superficial quality", "Position bias"]
 

@@ -1,0 +1,118 @@
+"""The Alt-Test page (AppTest): the sample's verdicts equal the library's and the CLI's, epsilon moves the verdict,
+a file of text labels gets its test by accuracy, and a dataset switch in the middle of the page."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.data.ingest import load, load_samples
+from evalcore.pointwise.alt_test import alt_test, alt_test_verdicts
+from tests.app.apptest import ALT_TEST as PAGE, open_page
+from evalcore.text import md
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def _sample(ws) -> str:
+    return ws.save_dataset("sample", {kind: ing.frame for kind, ing in load_samples().items()})
+
+
+def _verdicts(at: AppTest) -> list[str]:
+    return [line for i in at.info for line in i.value.split("  \n") if " at epsilon " in line]
+
+
+def _text_labels(tmp_path, seed: int = 3):
+    """A file of nominal text labels: 4 annotators and two judges on 80 items, one judge as good as an annotator
+    and one at chance."""
+    rng = np.random.default_rng(seed)
+    labels = np.array(["yes", "no", "unsure"])
+    truth = rng.integers(0, 3, 80)
+    rows = []
+    for i, t in enumerate(truth):
+        for a in range(4):
+            rows.append((f"i{i}", f"ann{a}", "human", labels[t if rng.random() < 0.8 else rng.integers(0, 3)]))
+        rows.append((f"i{i}", "good-judge", "judge", labels[t if rng.random() < 0.8 else rng.integers(0, 3)]))
+        rows.append((f"i{i}", "coin-judge", "judge", labels[rng.integers(0, 3)]))
+    path = tmp_path / "stance.csv"
+    pd.DataFrame(rows, columns=["item_id", "rater", "rater_kind", "score"]).to_csv(path, index=False)
+    return path
+
+
+def test_page_without_data_says_what_to_do(ws):
+    at = open_page(PAGE)
+    assert not at.exception
+    assert any("Load the sample data" in i.value for i in at.info)
+
+
+def test_sample_verdicts_equal_the_library_and_the_cli(ws):
+    at = open_page(PAGE, dataset=_sample(ws))
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    frame = load_samples()["ratings"].frame
+    ref = alt_test(frame, annotators=True, n_boot=1000, seed=0)
+    assert _verdicts(at) == [md(v) for v in alt_test_verdicts(ref)]
+    cli = subprocess.run([sys.executable, "-m", "evalcore.cli", "alt-test", str(ROOT / "sample_data" /
+                          "ratings_multilingual.csv"), "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert cli.returncode == 0, cli.stderr
+    records = pd.DataFrame(json.loads(cli.stdout))
+    for judge in ref["judge"].unique():
+        for measure in ("winning_rate", "advantage_probability"):
+            ours = ref[(ref["judge"] == judge) & (ref["measure"] == measure)]["estimate"].item()
+            theirs = records[(records["judge"] == judge) & (records["measure"] == measure)]["estimate"].item()
+            assert ours == pytest.approx(theirs, abs=1e-12)
+    ranking = at.dataframe[0].value
+    assert list(ranking["judge"]) == list(ref[ref["measure"] == "advantage_probability"]["judge"])
+    assert set(ranking["verdict"]) <= {"passes", "fails"}
+    # the per-annotator table of the first judge: one row per annotator tested
+    annotators = at.dataframe[1].value
+    first = ref[(ref["judge"] == ref["judge"].iloc[0]) & (ref["measure"] == "annotator_advantage")]
+    assert len(annotators) == len(first)
+    assert len(at.get("download_button")) >= 1
+
+
+def test_epsilon_moves_the_verdict_to_where_the_library_says(ws):
+    dataset = _sample(ws)
+    frame = load_samples()["ratings"].frame
+    ref = alt_test(frame, n_boot=0)
+    judge = ref["judge"].iloc[0]
+    threshold = ref[(ref["judge"] == judge) & (ref["measure"] == "min_passing_epsilon")]["estimate"].item()
+    below = round(np.floor(threshold * 100) / 100 - 0.01, 2)
+    at = open_page(PAGE, dataset=dataset, at_boot="0")
+    at.slider(key="at_eps").set_value(below).run()
+    assert not at.exception, [e.value for e in at.exception]
+    line = next(v for v in _verdicts(at) if v.startswith(judge))
+    assert f"{judge} FAILS at epsilon {below:g}" in line
+    at.slider(key="at_eps").set_value(0.5).run()
+    assert next(v for v in _verdicts(at) if v.startswith(judge)).startswith(f"{judge} PASSES at epsilon 0.5")
+
+
+def test_text_labels_are_tested_by_accuracy_and_a_coin_fails(ws, tmp_path):
+    ing = load(_text_labels(tmp_path))
+    dataset = ws.save_dataset("stance", {"ratings": ing.frame})
+    at = open_page(PAGE, dataset=dataset)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    verdicts = _verdicts(at)
+    assert any(v.startswith("coin-judge FAILS") for v in verdicts), verdicts
+    ref = alt_test(ing.frame, n_boot=1000, seed=0)
+    assert set(ref["scoring"]) == {"accuracy"}
+    assert verdicts == [md(v) for v in alt_test_verdicts(ref)]
+
+
+def test_switching_datasets_mid_page_keeps_a_true_result(ws, tmp_path):
+    sample = _sample(ws)
+    stance = ws.save_dataset("stance", {"ratings": load(_text_labels(tmp_path)).frame})
+    at = open_page(PAGE, dataset=sample, at_boot="0")
+    assert any(v.startswith("gpt-4/") for v in _verdicts(at))
+    at.sidebar.selectbox(key="sidebar_dataset").set_value(stance).run()  # as a user picks it
+    assert not at.exception, [e.value for e in at.exception]
+    verdicts = _verdicts(at)
+    assert verdicts and all(v.split()[0] in {"good-judge", "coin-judge"} for v in verdicts), verdicts
