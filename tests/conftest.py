@@ -5,43 +5,74 @@ from __future__ import annotations
 
 import pytest
 
-#: Markers of the longest tests, longest kind first: they start first, so that no worker is left with a
+#: Markers of the longest tests, longest kind first: their modules start first, so that no worker is left with a
 #: two-minute browser test when the others have finished.
 LONGEST_FIRST = ("browser", "spark", "slow")
 
 
+def _module(nodeid: str) -> str:
+    """The file a test (or doctest) is in: ``tests/unit/test_x.py::test_y[a]`` -> ``tests/unit/test_x.py``."""
+    return nodeid.split("::", 1)[0]
+
+
+def work_unit(nodeid: str) -> str:
+    """What one worker runs together: every browser test (one server and one Chromium, whose cached results the
+    next test reuses), every Spark test (one Spark JVM), else a whole module (its module-scoped fixtures are
+    computed once, not once per worker that runs one of its tests)."""
+    module = _module(nodeid)
+    if module.rpartition("/")[2].startswith("test_browser"):
+        return "browser"
+    if nodeid.rpartition("::")[2].startswith("test_spark"):
+        return "spark"
+    return module
+
+
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # a hook of pytest-xdist, used only when it runs
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's scheduler for ``-n`` (``--dist load``): each worker takes the next test when it has at most
-    two waiting, and the Spark tests go to one worker together, which starts one Spark JVM for them all.
+    """pytest-xdist's scheduler for ``-n`` (``--dist load``): a worker takes the next :func:`work_unit`, in the
+    order :func:`pytest_collection_modifyitems` gives, when it has at most two tests waiting.
 
     xdist's own ``load`` sends each worker a quarter of its share as one block: with the longest tests first,
-    one worker would get them all. Its ``xdist_group`` marker cannot group the Spark tests under pytest 9 (it
-    renames the node IDs in a way pytest 9 ignores), so they are found by name: a test that uses the ``spark``
-    fixture is named ``test_spark...`` (checked at collection).
+    one worker would get them all; and it splits a module's tests between the workers, so that both compute its
+    module fixtures. Its ``xdist_group`` marker cannot group the Spark tests under pytest 9 (it renames the node
+    IDs in a way pytest 9 ignores), so they are found by name: a test that uses the ``spark`` fixture is named
+    ``test_spark...``, and a browser test lives in a ``test_browser*.py`` file (both checked at collection).
     """
     if config.getoption("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class OneTestAtATime(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return "spark" if nodeid.rpartition("::")[2].startswith("test_spark") else nodeid
+    # The order of the collection, longest modules first (xdist would reorder the units by their number of tests).
+    config.option.loadscopereorder = False
 
-    return OneTestAtATime(config, log)
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Put the tests marked ``browser``, ``spark`` and ``slow`` first, in that order; the sort is stable, so a
-    module's tests stay together within each kind."""
+    """Run whole modules, the longest kinds first: a module that has a test marked ``browser``, ``spark`` or
+    ``slow`` goes ahead, in that order; the others keep the collection's order (tests/app, tests/cli, ..., and
+    the doctests of evalcore/ last, many small ones that fill the end of a run). The sort is stable and keeps
+    each module's tests together and in their order, so its module-scoped fixtures are computed once, with or
+    without pytest-xdist."""
     def rank(item) -> int:
         return next((i for i, m in enumerate(LONGEST_FIRST) if item.get_closest_marker(m)), len(LONGEST_FIRST))
 
-    items.sort(key=rank)
-    for item in items:  # the scheduler above finds the Spark tests by name
+    module_rank: dict[str, int] = {}
+    for item in items:
+        module = _module(item.nodeid)
+        module_rank[module] = min(module_rank.get(module, len(LONGEST_FIRST)), rank(item))
+    items.sort(key=lambda item: module_rank[_module(item.nodeid)])
+    for item in items:  # the scheduler above finds the Spark and browser tests by their names
         if "spark" in getattr(item, "fixturenames", ()) and not item.name.startswith("test_spark"):
             raise pytest.UsageError(f"{item.nodeid} uses the spark fixture: name it test_spark... so that it runs "
                                     "on the worker that has the Spark session")
+        if item.get_closest_marker("browser") and work_unit(item.nodeid) != "browser":
+            raise pytest.UsageError(f"{item.nodeid} is marked browser: put it in a test_browser*.py file so that it "
+                                    "runs on the worker that has the browser and the app's server")
 
 
 @pytest.fixture(autouse=True)

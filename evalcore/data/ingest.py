@@ -408,7 +408,9 @@ def read(paths: str | Path | Sequence[str | Path], **options) -> pd.DataFrame:
     paths
         One file (CSV, TSV, Excel, JSON, JSON Lines, Parquet), or several files or folders for a preset.
     **options
-        :func:`load`'s keyword options: ``preset``, ``mapping`` (the file's column -> the canonical column),
+        :func:`load`'s keyword options: ``preset`` (default ``"auto"``: a known format such as HANNA's or
+        LLMBar's is recognised, as the command line does; ``None`` reads a plain table), ``mapping`` (the file's
+        column -> the canonical column),
         ``table``, ``sheet``, ``delimiter``, ``wide``, ``names``, ``judge_raters``, ``preset_options``, and for
         ratings ``scale`` and ``order`` (``scale={'stance': 'nominal'}``, ``order={'quality': 'bad,ok,good'}``).
 
@@ -427,7 +429,7 @@ def read(paths: str | Path | Sequence[str | Path], **options) -> pd.DataFrame:
     >>> comparisons.columns[:6].tolist()
     ['item_id', 'system_a', 'system_b', 'rater', 'rater_kind', 'winner']
     """
-    return load(paths, **options).frame
+    return load(paths, **{"preset": "auto", **options}).frame
 
 
 SAMPLE_FILES = {"ratings": "ratings_multilingual.csv", "comparisons": "comparisons_pairwise.csv"}

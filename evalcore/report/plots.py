@@ -779,17 +779,18 @@ def confusion_heatmap(cells: pd.DataFrame, *, judge: str) -> go.Figure:
     size = _cell_font_size(len(order), max(5, len(f"{int(ns.max())}")))
     text = [[("" if size is None else ("-" if v != v else f"{v:.0%}") + f"<br>{int(n)}") for v, n in zip(vr, nr)]
             for vr, nr in zip(values, ns)]
-    names = [plot_text(c) for c in order]
+    # numbers as a reader writes them (1.333, not 1.3333333333333333); labels as written
+    names = [plot_text(f"{c:.3f}".rstrip("0").rstrip(".") if isinstance(c, float) else c) for c in order]
     fig = go.Figure(go.Heatmap(
         z=values, x=names, y=names, text=text, texttemplate="%{text}", textfont={"size": size or 12}, customdata=ns,
         colorscale="Blues", zmin=0, zmax=1, colorbar={"title": "share of row", "tickformat": ".0%"},
         hovertemplate="humans %{y}, judge %{x}: %{customdata} units (%{z:.0%} of the row)<extra></extra>"))
     fig.update_layout(title=f"{plot_text(judge)} against the humans' majority label",
                       # the margins hold the titles; each row gets room for its two lines (share, count)
-                      height=110 + 40 + max(56, round(3.2 * (size or 12) + 16)) * len(order),
-                      xaxis={"title": "judge's label", "type": "category", "side": "top"},
+                      height=60 + 80 + max(56, round(3.2 * (size or 12) + 16)) * len(order),
+                      xaxis={"title": "judge's label", "type": "category"},
                       yaxis={"title": "humans' majority label", "type": "category", "autorange": "reversed"},
-                      margin={"t": 110, "b": 40})
+                      margin={"t": 60, "b": 80})
     return fig
 
 
@@ -858,6 +859,6 @@ def winning_rate_figure(curve: pd.DataFrame, *, epsilon: float) -> go.Figure:
                       annotation_position="bottom right", annotation_font_color="#868e96")
     fig.add_vline(x=epsilon, line_color="#1f2430", line_width=1.5)
     fig.update_yaxes(range=[-0.02, 1.02])
-    fig.update_layout(height=380, width=FIGURE_WIDTH, margin={"t": 30})
-    return _legend_below(fig, plot_height=300, top=30)
+    fig.update_layout(title="Winning rate of each judge against epsilon", width=FIGURE_WIDTH)
+    return _legend_below(fig, plot_height=300, top=60)
 

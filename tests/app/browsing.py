@@ -144,6 +144,23 @@ def settle(page, *, since: int = -1, timeout: float = 90_000) -> None:
     page.wait_for_function(_SETTLED, arg=[since, PENDING_NOTE], timeout=timeout, polling=50)
 
 
+#: Whether every figure shown has been drawn again at its box's width (after a resize Plotly redraws a moment
+#: later; a figure in a hidden tab has no width and is left out).
+_REDRAWN = """() => [...document.querySelectorAll('.js-plotly-plot')].every(g => g.clientWidth === 0
+  || (g._fullLayout && Math.abs(g._fullLayout.width - g.clientWidth) <= 1))"""
+
+
+def resize(page, width: int, height: int, *, timeout: float = 30_000) -> None:
+    """Make the window ``width`` x ``height`` as a user does (no new run of the script), and wait until the page
+    has laid itself out again: every figure redrawn at its new width, then idle as :func:`settle` says."""
+    size = page.viewport_size or {}
+    if (size.get("width"), size.get("height")) == (width, height):
+        return
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_function(_REDRAWN, timeout=timeout, polling=50)
+    settle(page, timeout=timeout)
+
+
 def act(page, action: Callable[[], object], *, timeout: float = 90_000) -> None:
     """Do ``action`` (a click, a key press) and wait until the run it causes has finished. Not for what runs
     nothing (the home page's tabs, a widget set to ``on_change="ignore"``): it would wait in vain."""

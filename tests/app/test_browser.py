@@ -1,9 +1,10 @@
 """Browser tests: the real server in headless Chromium, like a user.
 
 Most tests share one server (``app`` in ``conftest.py``), as people share a real one, and its cached results.
-Every page is opened once per scenario and screen size; pages that only need to draw are opened through a link
-with fewer resamples (``?ag_boot=50``), where the numbers themselves are not under test. Each test fails on any
-element with ``data-testid="stException"``.
+Every page is opened once per scenario and seen at both screen sizes (the window resized, as a user does); pages
+that only need to draw are opened through a link with fewer resamples (``?ag_boot=50``), where the numbers
+themselves are not under test. A test of one page opens that page from a link. Each test fails on any element
+with ``data-testid="stException"``.
 
 One test has a server of its own: it uploads files through the browser, restarts the server on the same
 workspace and counts what is saved; its server shows point estimates first at once (a real one does after
@@ -23,12 +24,12 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.app.browsing import (FEW, PAGES, SHOTS, Server, act, choose_dataset, dataset_in_url, exceptions,
-                                navigate, open_with_sample, settle, sidebar, visit)
+                                navigate, open_with_sample, resize, settle, sidebar, visit)
 from tests.helpers import DATASETS, HANNA, LLMBAR
 
-# With pytest-xdist, ``--dist loadfile`` keeps this file on one worker: its tests then share one server. (The
-# ``xdist_group`` mark does not group with pytest 9 and pytest-xdist 3.8: the group goes into a node id pytest 9 no
-# longer reads.)
+# With pytest-xdist, every test in a test_browser*.py file runs on one worker (``work_unit`` in tests/conftest.py):
+# they share one server and its cached results. (The ``xdist_group`` mark does not group with pytest 9 and
+# pytest-xdist 3.8: the group goes into a node id pytest 9 no longer reads.)
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 #: In the page: text that overflows its box, and figures without a title or labelled axes.
@@ -116,11 +117,18 @@ def _fits(page, label: str, problems: dict, shot: str) -> None:
         problems[label] = found
 
 
+def _both_sizes(i: int) -> tuple[tuple[int, int], ...]:
+    """The screen sizes for the ``i``-th page: in turn small then large, large then small, so that each page is
+    opened once, at one size, and seen at the other after the window is resized (a page opened at each size
+    half the time)."""
+    return SIZES if i % 2 == 0 else SIZES[::-1]
+
+
 def test_every_page_on_the_sample_fits_the_screen(app, browser):
     """The sample loaded by its button, then every page through the sidebar's navigation at two common screen
-    sizes: no exception, the shared sidebar and the address bar keep the tab's dataset, no text overflows its
-    box, every figure has a title and a labelled x axis (heatmaps label theirs with categories). The second
-    size reads every result from the cache, so it costs only the drawing."""
+    sizes (the window resized on each page: :func:`_both_sizes`): no exception, the shared sidebar and the
+    address bar keep the tab's dataset, no text overflows its box, every figure has a title and a labelled x
+    axis (heatmaps label theirs with categories)."""
     server, _ = app
     width, height = SIZES[0]
     page = open_with_sample(browser, server, width=width, height=height)
@@ -128,10 +136,10 @@ def test_every_page_on_the_sample_fits_the_screen(app, browser):
     sample = dataset_in_url(page)
     assert sample  # the tab's dataset is in its address bar
     problems: dict = {}
-    for width, height in SIZES:
-        page.set_viewport_size({"width": width, "height": height})
-        for title, path in PAGES.items():
-            navigate(page, title)
+    for i, (title, path) in enumerate(PAGES.items()):
+        navigate(page, title)
+        for width, height in _both_sizes(i):
+            resize(page, width, height)
             # The shared sidebar shows the tab's dataset on every page, and the address bar keeps it.
             assert sidebar(page).get_by_text("Current dataset").is_visible(), title
             assert dataset_in_url(page) == sample, page.url
@@ -142,21 +150,22 @@ def test_every_page_on_the_sample_fits_the_screen(app, browser):
 
 def test_every_page_on_real_data_fits_the_screen(app, browser):
     """The same on HANNA with LLMBar's rating files (real names, 20 judges, fractional scores): every page
-    opened from a link, with fewer resamples, at both sizes; and the Agreement page's meta-evaluation tabs, as a
-    reviewer opens them one by one (the leaderboard's top label was cut off, the rater pairs' title ran into its
-    labels)."""
+    opened from a link, with fewer resamples, and seen at both sizes; and the Agreement page's meta-evaluation
+    tabs at the larger size, as a reviewer opens them one by one (the leaderboard's top label was cut off, the
+    rater pairs' title ran into its labels)."""
     server, ids = app
     if "HANNA + LLMBar" not in ids:
         pytest.skip("../shared/datasets is absent: the real-data pages need HANNA and LLMBar")
-    page = browser.new_page()
+    page = browser.new_page(viewport=dict(zip(("width", "height"), SIZES[0])))
     problems: dict = {}
-    for width, height in SIZES:
-        page.set_viewport_size({"width": width, "height": height})
-        for title, path in PAGES.items():
-            visit(page, server, path, dataset=ids["HANNA + LLMBar"], **FEW)
+    for i, (title, path) in enumerate(PAGES.items()):
+        visit(page, server, path, dataset=ids["HANNA + LLMBar"], **FEW)
+        for width, height in _both_sizes(i):
+            resize(page, width, height)
             _fits(page, f"{width}x{height} {title}", problems, f"fit_real_{width}x{height}_{path or 'home'}.png")
-            if (title, width) == ("Agreement", 1920):  # the tabs, on the page already open at the larger size
-                _meta_evaluation_tabs_fit(page, problems)
+        if title == "Agreement":  # the tabs, on the page open, at the larger size
+            resize(page, *SIZES[1])
+            _meta_evaluation_tabs_fit(page, problems)
     assert not problems, problems
     page.close()
 
@@ -335,24 +344,25 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(app, browse
             assert _rows(page) == rows[name]
         b.screenshot(path=str(SHOTS / "home_second_session.png"), full_page=True)
 
-        # A switches the dataset on every page; the page follows, its selectors stay filled.
+        # A switches the dataset on every page, to the other one and back by turns; the page follows, its
+        # selectors stay filled. (What each page shows of the second dataset names its judges or systems.)
         checks = {"Agreement": re.compile(r"Humans next to \S+"), "Bias": "What we found",
                   "Win rates": re.compile(r"on which sys-\w is better than sys-\w"),
                   "Superficial quality": re.compile(
                       r"(Subtracting superficial quality|At alpha|Cross-validation picks)"),
                   "Position bias": re.compile(r"other/gpt-4/pairwise gives the same verdict in both orders")}
-        for title, expected in checks.items():
+        for i, (title, expected) in enumerate(checks.items()):
             navigate(a, title)
-            choose_dataset(a, "Other")
+            to = "Other" if i % 2 == 0 else SAMPLE_NAME  # Bias and Superficial quality: back to the sample
+            choose_dataset(a, to)
             a.screenshot(path=str(SHOTS / f"switch_{title.replace(' ', '_')}.png"), full_page=True)
+            assert dataset_in_url(a) == ids[to], (title, a.url)
             assert not exceptions(a), title
             assert a.get_by_text("failed unexpectedly").count() == 0, title
             assert a.get_by_text(expected).count() >= 1, title
             assert a.get_by_text("Pick at least one judge").count() == 0, title
             assert a.get_by_text("no judge").count() == 0, title
             assert a.locator('[data-testid="stPlotlyChart"]').count() >= 1, title
-            choose_dataset(a, SAMPLE_NAME)
-            assert not exceptions(a), title
 
         # B never saw A's switches: its reload still shows its own dataset.
         b.reload(wait_until="domcontentloaded")
@@ -361,7 +371,7 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(app, browse
         assert _rows(b) == rows["Other"]
         a.reload(wait_until="domcontentloaded")
         settle(a, timeout=180_000)
-        assert dataset_in_url(a) == ids[SAMPLE_NAME]
+        assert dataset_in_url(a) == ids["Other"]  # A's last switch
     finally:
         for c in contexts:
             c.close()

@@ -59,7 +59,9 @@ def spark(tmp_path_factory):
     con = connect("spark:local[1]", spark_conf={
         "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
         "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
-        "spark.driver.memory": "1g"})
+        "spark.driver.memory": "1g",
+        # The quick JIT only: the tests' few short queries never repay the optimising compiler (half the JVM's CPU).
+        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"})
     yield con
     con.disconnect()
 

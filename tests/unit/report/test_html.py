@@ -3,6 +3,7 @@ printed, the report card first, data escaped, and every input kind (ratings, com
 
 from __future__ import annotations
 
+import dataclasses
 import html as html_lib
 import re
 
@@ -13,7 +14,7 @@ from plotly.offline import get_plotlyjs
 
 from evalcore.data.ingest import Ingested, load
 from evalcore.data.validation import validate
-from evalcore.report.html import build_report, cell, figure_html, table_html
+from evalcore.report.html import build_report, cell, figure_html, render, table_html
 from tests.helpers import HANNA, SAMPLE, SAMPLE_PAIRS, needs_datasets
 
 BOOT = 200
@@ -25,15 +26,27 @@ def ratings_report():
     return build_report(load(SAMPLE, table="ratings"), n_boot=BOOT, seed=0, inputs=["ratings_multilingual.csv"])
 
 
+#: Import notes with markup in them, as a moved upload's notes could read.
+NOTES = ("a.csv: column(s) '<unnamed: 3>', 'a<b' were not mapped and were left out.",
+         "Scores <b>bold</b> & \"quoted\" <script>x</script>, end of the note.")
+#: A cell with HTML markup (the note that quotes it once cut it mid-word and mid-element).
+CELL = "<p>Resumen: el <b>texto</b> habla de\nla economía vasca y de sus <i>empresas</i></p>"
+
+
 @pytest.fixture(scope="module")
-def small_ratings() -> Ingested:
-    """Every tenth item of the sample (120 items, every language and rater): for the tests of what the page
-    says about names and notes, which do not depend on the number of items; the audit takes a tenth of the
-    time."""
+def hostile() -> tuple[Ingested, object]:
+    """Every tenth item of the sample (120 items, every language and rater; the audit takes a tenth of the time),
+    with everything that must reach the page as text: a judge and a language named with HTML, a text column of
+    HTML, a file name with markup and import notes with markup. One report (50 resamples) for the tests of what
+    the page says about names and notes, which do not depend on the items."""
     ing = load(SAMPLE, table="ratings")
-    items = ing.frame["item_id"].unique()[::10]
-    return Ingested(table="ratings", frame=ing.frame[ing.frame["item_id"].isin(items)].reset_index(drop=True),
-                    source=ing.source)
+    frame = ing.frame[ing.frame["item_id"].isin(ing.frame["item_id"].unique()[::10])].reset_index(drop=True)
+    frame["rater"] = frame["rater"].astype(str).replace({"gpt-4/single-call": HOSTILE})
+    frame["language"] = frame["language"].astype(str).replace({"Hindi": "<img src=x onerror=alert(2)>"})
+    frame["text"] = CELL
+    checked = validate(frame, table="ratings", file="es_eu.csv")
+    ing = Ingested(table="ratings", frame=checked.frame, source="<b>evil</b>.csv", notes=NOTES + tuple(checked.notes))
+    return ing, build_report(ing, n_boot=50, name="Multilingual pilot")
 
 
 @pytest.fixture(scope="module")
@@ -83,12 +96,9 @@ def test_numbers_printed_are_the_librarys(ratings_report):
         assert f"<td>{name}</td>" in text
 
 
-def test_hostile_names_are_escaped(small_ratings):
-    frame = small_ratings.frame.copy()
-    frame["rater"] = frame["rater"].astype(str).replace({"gpt-4/single-call": HOSTILE})
-    frame["language"] = frame["language"].astype(str).replace({"Hindi": "<img src=x onerror=alert(2)>"})
-    checked = validate(frame, table="ratings")
-    text = build_report(Ingested(table="ratings", frame=checked.frame, source="<b>evil</b>.csv"), n_boot=50).html
+def test_hostile_names_are_escaped(hostile):
+    ing, rep = hostile
+    text = rep.html
     _offline(text)
     assert HOSTILE not in text and "<img src=x" not in text and "<b>evil</b>" not in text
     assert html_lib.escape(HOSTILE) in text and "&lt;img src=x onerror=alert(2)&gt;" in text
@@ -134,36 +144,30 @@ def test_hanna_report():
     assert "Figures for the first 6 of 20 judges" in rep.html
 
 
-def test_the_title_is_the_datasets_name_not_its_path(small_ratings):
-    moved = Ingested(table="ratings", frame=small_ratings.frame,
-                     source="/home/ana/uploads/tmp123/ratings_multilingual.csv",
-                     notes=("a.csv: column(s) '<unnamed: 3>', 'a<b' were not mapped and were left out.",
-                            "Scores <b>bold</b> & \"quoted\" <script>x</script>, end of the note."))
-    text = build_report(moved, n_boot=0).html
+def test_the_title_is_the_datasets_name_not_its_path(hostile):
+    ing, rep = hostile
+    assert "<h1>evalcore report: Multilingual pilot</h1>" in rep.html  # the name given
+    # Without a name, the file's name without its folders: the same audit rendered as an upload's would be.
+    moved = dataclasses.replace(ing, source="/home/ana/uploads/tmp123/ratings_multilingual.csv")
+    text = render(moved, rep.audit, rep.card, inputs="ratings_multilingual.csv")
     assert "<title>evalcore report: ratings_multilingual.csv</title>" in text
     assert "<h1>evalcore report: ratings_multilingual.csv</h1>" in text
     assert "/home/ana/uploads" in text.split("<h2 id='data'>")[1]  # the full source stays in the data section
-    named = build_report(moved, n_boot=0, name="Multilingual pilot").html
-    assert "<h1>evalcore report: Multilingual pilot</h1>" in named
     # import notes are escaped whole: each reads to its end as text, nothing is taken for markup
     notes = re.search(r"<p>Import notes:</p><ul>(.*?)</ul>", text).group(1)
     read = [html_lib.unescape(li) for li in re.findall(r"<li>(.*?)</li>", notes)]
-    assert read == list(moved.notes) and "<b>" not in notes and "<script>x" not in notes
+    assert read == list(ing.notes) and read[:2] == list(NOTES)
+    assert "<b>" not in notes and "<script>x" not in notes
 
 
-def test_a_note_about_html_cells_reads_whole_in_the_report(small_ratings):
+def test_a_note_about_html_cells_reads_whole_in_the_report(hostile):
     """The note quoting a cell with HTML markup cut it mid-word and mid-element
     ("'<p>Resumen: el <b>texto</b> ha'"); the quote is one line, cut between words with an ellipsis."""
-    frame = small_ratings.frame.copy()
-    frame["text"] = "<p>Resumen: el <b>texto</b> habla de\nla economía vasca y de sus <i>empresas</i></p>"
-    checked = validate(frame, table="ratings", file="es_eu.csv")
-    text = build_report(Ingested(table="ratings", frame=checked.frame, source="es_eu.csv", notes=checked.notes),
-                        n_boot=0).html
-    notes = re.search(r"<p>Import notes:</p><ul>(.*?)</ul>", text).group(1)
-    (note,) = [html_lib.unescape(li) for li in re.findall(r"<li>(.*?)</li>", notes) if "HTML markup" in li]
+    notes = re.search(r"<p>Import notes:</p><ul>(.*?)</ul>", hostile[1].html).group(1)
+    (note,) = [html_lib.unescape(li) for li in re.findall(r"<li>(.*?)</li>", notes) if "column &#x27;text&#x27;" in li]
     assert note.endswith("They are shown as plain text and never rendered.") and "\n" not in note
     quoted = note.split("(first at row ")[1].split(": '", 1)[1].split("')")[0]
-    assert quoted.endswith("…") and frame["text"].iloc[0].replace("\n", " ").startswith(quoted[:-1])
+    assert quoted.endswith("…") and CELL.replace("\n", " ").startswith(quoted[:-1])
     assert quoted[:-1].endswith(("</b>", "texto</b>", "de", "la", "economía", "vasca", "y", "sus"))
 
 
