@@ -61,7 +61,7 @@ from ..stats.bootstrap import cell_rng, check_level, check_resamples, percentile
 from ..stats.numeric import join_notes
 
 __all__ = ["ALT_TEST_COLUMNS", "ANNOTATOR_MEASURE", "EPSILON_GUIDANCE", "MEASURES", "PASS_SHARE", "SCORINGS",
-           "alt_test", "alt_test_verdicts", "min_passing_epsilon", "winning_rate_curve"]
+           "alt_test", "alt_test_verdicts", "group_columns", "min_passing_epsilon", "winning_rate_curve"]
 
 #: How a judge and an annotator are scored against the remaining annotators.
 SCORINGS = ("auto", "accuracy", "neg_rmse")
@@ -635,6 +635,16 @@ def _check_tested(out: pd.DataFrame) -> None:
     raise DataError(why, fix="add the ratings of more annotators (3 or more give the test more to go on)")
 
 
+def group_columns(table: pd.DataFrame) -> list[str]:
+    """The ``by`` columns of an :func:`alt_test` table: those between ``judge`` and ``measure``.
+
+    >>> group_columns(pd.DataFrame(columns=["judge", "criterion", "measure", "estimate"]))
+    ['criterion']
+    """
+    cols = list(table.columns)
+    return cols[1:cols.index("measure")]
+
+
 def winning_rate_curve(table: pd.DataFrame, epsilons, *, q: float = 0.05) -> pd.DataFrame:
     """The winning rate at each epsilon, per judge and group, from the annotator rows of :func:`alt_test`.
 
@@ -664,8 +674,7 @@ def winning_rate_curve(table: pd.DataFrame, epsilons, *, q: float = 0.05) -> pd.
     >>> winning_rate_curve(t, [0.1, 0.2, 0.5])["winning_rate"].tolist()
     [0.0, 0.5, 1.0]
     """
-    cols = list(table.columns)
-    by = cols[1:cols.index("measure")]
+    by = group_columns(table)
     rows = table[(table["measure"] == ANNOTATOR_MEASURE) & table["std_error"].notna()]
     out = []
     for key, grp in rows.groupby(["judge", *by], sort=False, dropna=False):
@@ -694,8 +703,7 @@ def alt_test_verdicts(table: pd.DataFrame) -> list[str]:
     gpt-4o PASSES at epsilon 0.2: it beats 3 of 4 annotators (winning rate 0.75); advantage probability 0.77
     [0.72, 0.81]; it passes from epsilon 0.130.
     """
-    cols = list(table.columns)
-    by = cols[1:cols.index("measure")]
+    by = group_columns(table)
     out = []
     for key, grp in table.groupby(["judge", *by], sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ...pointwise.alt_test import ANNOTATOR_MEASURE, winning_rate_curve
+from ...pointwise.alt_test import ANNOTATOR_MEASURE, group_columns, winning_rate_curve
 from ..display import fmt_interval, fmt_number
 from .common import group_label
 
@@ -23,14 +23,9 @@ __all__ = ["EPSILON_GRID", "ranking", "annotator_rows", "curve", "group_names", 
 EPSILON_GRID = np.round(np.linspace(0.0, 0.5, 101), 3)
 
 
-def _by(table: pd.DataFrame) -> list[str]:
-    cols = list(table.columns)
-    return cols[1:cols.index("measure")]
-
-
 def group_names(table: pd.DataFrame) -> list[str]:
     """The table's groups as labels (``"criterion=TQ"``), in its order; ``[""]`` without ``by``."""
-    by = _by(table)
+    by = group_columns(table)
     if not by:
         return [""]
     return list(dict.fromkeys(_labels(table, by)))
@@ -58,7 +53,7 @@ def ranking(table: pd.DataFrame) -> pd.DataFrame:
     {'judge': 'j', 'verdict': 'passes', 'annotators beaten': '3 of 4', 'winning rate': '0.750',
      'advantage probability': '0.771 [0.720, 0.810]', 'passes from epsilon': '0.130', 'items': 120}
     """
-    by = _by(table)
+    by = group_columns(table)
     rows = []
     for _, grp in table.groupby(["judge", *by], sort=False, dropna=False):
         get = {m: r for m, r in zip(grp["measure"], grp.to_dict("records"))}
@@ -86,7 +81,7 @@ def annotator_rows(table: pd.DataFrame, *, judge: str, group: str = "") -> pd.Da
     the units it was tested on, the judge's and the annotator's win shares, the one-sided p-value and whether
     Benjamini-Yekutieli rejected it (the judge wins against that annotator)."""
     rows = table[(table["measure"] == ANNOTATOR_MEASURE) & (table["judge"] == judge)]
-    rows = rows[_labels(rows, _by(table)).to_numpy() == group]
+    rows = rows[_labels(rows, group_columns(table)).to_numpy() == group]
     out = pd.DataFrame({
         "annotator": rows["annotator"].astype(str),
         "units": rows["n_units"],
@@ -105,7 +100,7 @@ def curve(table: pd.DataFrame, *, q: float) -> pd.DataFrame:
     """The winning rate of each judge (per group) at every epsilon of :data:`EPSILON_GRID`, with a ``label``
     naming the judge and its group (for a figure's legend)."""
     out = winning_rate_curve(table, EPSILON_GRID, q=q)
-    group = group_label(out, _by(table))
+    group = group_label(out, group_columns(table))
     return out.assign(label=out["judge"].astype(str) + np.where(group != "", " · " + group, ""))
 
 
