@@ -9,7 +9,8 @@ import json
 import math
 import sys
 
-from .options import add_audit_args, add_engine_arg, engine_table, load_table, records, text_table, wrap, counts_as_integers
+from .options import (add_audit_args, add_engine_arg, counts_as_integers, declarations, engine_table, load_table,
+                      records, text_table, wrap)
 
 #: The flag rule in one sentence, as the text output and docs/flag-rule.md state it.
 RULE = ("LOW = flagged: the judge agrees with humans less than humans agree with each other (pairwise_agreement_gap, "
@@ -89,8 +90,9 @@ def _run_engine(args: argparse.Namespace) -> int:
                                               if c == "criterion" or c in table.columns]
     if by == ["none"]:
         by = []
+    declared = declarations(args)  # --scale and --order, read by the engine as in memory
     try:
-        units = count_units_engine(table, by=by, judges=args.judge, judge_raters=args.judge_rater)
+        units = count_units_engine(table, by=by, judges=args.judge, judge_raters=args.judge_rater, **declared)
     except DataError as exc:
         raise exc.with_file(str(args.files[0])) from None
     units = filter_units(units, min_raters=args.min_raters, max_raters=args.max_raters)

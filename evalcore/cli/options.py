@@ -177,16 +177,14 @@ def engine_table(args: argparse.Namespace):
     """The one input of ``--engine`` as an ibis table on that engine, ``--map`` applied (:mod:`evalcore.engines`).
 
     The input is a file, a folder of Parquet files or a table of the engine (:func:`evalcore.engines.engine.read`),
-    or, on DuckDB, a folder of CSV files, a glob or several files of one kind (:func:`table_files`).
+    or, on DuckDB, a folder of CSV files, a glob or several files of one kind (:func:`table_files`). Its labels
+    are read where they are used, with ``--scale`` and ``--order`` (:func:`declarations`), by
+    :func:`evalcore.engines.labels.read_labels_engine`.
     """
     from pathlib import Path
 
     from ..engines.engine import connect, read, read_files
 
-    if declarations(args):
-        raise DataError("--scale and --order are applied when a file is read into memory; --engine reads the "
-                        "table as it is", fix="leave --engine out, or give the engine a table whose 'scale' and "
-                                             "'category' columns already say the scales (as evalcore writes them)")
     if args.wide_humans or args.wide_judges or args.preset not in ("auto", "none"):
         raise DataError("--engine reads one ratings table in the canonical columns (no preset, no wide file)",
                         fix="give one Parquet or CSV file, a folder of Parquet files or a table; convert other "

@@ -49,12 +49,13 @@ ALL = "*"
 
 SCORE_FIX = "use numbers for scores (e.g. 1-5), or leave the cell empty if there is no judgment"
 
-# What a row's label is: no label, a number, text, or text already coded by evalcore (a category with a score).
-_BLANK, _NUMBER, _TEXT, _CODED = 0, 1, 2, 3
-# How a criterion is read: as numbers, as text in an order, as categories kept with their scores, as text.
-_NUMBERS, _ORDERED, _KEPT, _LABELS = "numbers", "ordered", "kept", "labels"
-# Digits with commas or a point: numbers as far as the reader can tell (numbers.numeric_column words the rest).
-_NUMBERISH = r"\s*[+-]?(?:(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|(?i:inf|infinity|nan))\s*"
+#: What a row's label is: no label, a number, text, or text already coded by evalcore (a category with a score);
+#: the columns of :func:`reading_modes`' counts.
+BLANK, NUMBER, TEXT, CODED = 0, 1, 2, 3
+#: How a criterion is read: as numbers, as text in an order, as categories kept with their scores, as text.
+NUMBERS, ORDERED, KEPT, LABELS = "numbers", "ordered", "kept", "labels"
+#: Digits with commas or a point: numbers as far as the reader can tell (numbers.numeric_column words the rest).
+NUMBERISH = r"\s*[+-]?(?:(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|(?i:inf|infinity|nan))\s*"
 
 
 def declarations(scale: str | Mapping[str, str] | None = None,
@@ -110,8 +111,8 @@ def _order_labels(crit: str, labels: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _check_named(scales: Mapping[str, str], orders: Mapping[str, tuple], criteria: Sequence[str],
-                 file: str) -> None:
+def check_named(scales: Mapping[str, str], orders: Mapping[str, tuple], criteria: Sequence[str],
+                file: str | None) -> None:
     """Every declared criterion is one of the data's, or ``*``."""
     known = set(criteria)
     for what, named in (("scale", scales), ("order", orders)):
@@ -144,9 +145,18 @@ def file_scales(df: pd.DataFrame, *, file: str) -> dict[str, str]:
     return dict(zip(pairs["c"], pairs["s"]))
 
 
-def _examples(values: pd.Series, limit: int = 3) -> str:
-    """A few distinct values, quoted, for a message."""
-    return ", ".join(f"'{shown(v)}'" for v in pd.unique(values.dropna())[:limit])
+def _examples(labels: Sequence[str], limit: int = 3) -> str:
+    """A few distinct labels, quoted, for a message."""
+    return ", ".join(f"'{shown(v)}'" for v in list(labels)[:limit])
+
+
+def _examples_of(label: pd.Series, kinds: np.ndarray, frame: pd.DataFrame):
+    """The rows' examples for :func:`reading_modes`' messages: a function of a kind of label giving its first
+    distinct labels, its number of rows and the first one's row number."""
+    def examples(kind: int) -> tuple[list[str], int, int | None]:
+        hit = kinds == kind
+        return list(pd.unique(label[hit].dropna())[:SHOWN]), int(hit.sum()), row_of(frame, hit)
+    return examples
 
 
 def shown(label: str, limit: int = 40) -> str:
@@ -179,9 +189,9 @@ def _distinct_kinds(score: pd.Series) -> tuple[np.ndarray, pd.Series, np.ndarray
     u = _distinct_as_written(uniq)
     blank = (u.str.strip() == "").fillna(True).to_numpy(bool)
     # pyarrow's regular expressions (RE2) on the distinct cells: pandas' str.fullmatch runs Python's re per cell.
-    number = pc.fill_null(pc.match_substring_regex(pa.array(u.array), f"^{_NUMBERISH}$"), False)
+    number = pc.fill_null(pc.match_substring_regex(pa.array(u.array), f"^{NUMBERISH}$"), False)
     number = np.asarray(number.to_numpy(zero_copy_only=False), dtype=bool)
-    return np.asarray(codes), u, np.where(blank, _BLANK, np.where(number, _NUMBER, _TEXT))
+    return np.asarray(codes), u, np.where(blank, BLANK, np.where(number, NUMBER, TEXT))
 
 
 def _row_kinds(df: pd.DataFrame, distinct: tuple[np.ndarray, pd.Series, np.ndarray],
@@ -189,58 +199,67 @@ def _row_kinds(df: pd.DataFrame, distinct: tuple[np.ndarray, pd.Series, np.ndarr
     """Each row's kind of label (blank, number, text, coded) and its label as written (the ``category`` where a
     row has one, else the score cell), from the score's :func:`_distinct_kinds`."""
     codes, u, kind_u = distinct
-    kinds = np.append(kind_u, _BLANK)[codes]
+    kinds = np.append(kind_u, BLANK)[codes]
     label = take_text(u, codes, df.index)
     if CATEGORY in df.columns:
         cat = df[CATEGORY].astype("string")
         has = (cat.notna() & (cat.str.strip() != "")).fillna(False).to_numpy(bool)
         scored = pd.to_numeric(df["score"], errors="coerce").notna().to_numpy(bool)
-        kinds = np.where(has, np.where(scored, _CODED, _TEXT), kinds)
+        kinds = np.where(has, np.where(scored, CODED, TEXT), kinds)
         label = cat.where(has, label.astype("string"))
     return kinds, label
 
 
-def _mode(crit: str, counts: np.ndarray, declared: str | None, order: tuple | None, rows, file: str) -> str:
+def _mode(crit: str, counts: np.ndarray, declared: str | None, order: tuple | None, rows, file: str | None) -> str:
     """How criterion ``crit`` is read, from its rows' kinds of label and what was declared; a DataError for what
-    cannot be read so. ``rows()`` gives the criterion's labels, kinds and rows, for a message."""
+    cannot be read so. ``rows()`` gives the examples of the criterion's labels (:func:`reading_modes`)."""
     if order is not None:
-        return _ORDERED
-    if counts[_TEXT] and counts[_NUMBER] and declared != NOMINAL:
-        label, kinds, sub = rows()
-        text = kinds == _TEXT
+        return ORDERED
+    if counts[TEXT] and counts[NUMBER] and declared != NOMINAL:
+        examples = rows()
+        numbers, text = examples(NUMBER)[0], examples(TEXT)
         raise DataError(
-            f"criterion '{crit}' mixes numbers ({_examples(label[kinds == _NUMBER])}) and text labels "
-            f"({_examples(label[text])}: {int(text.sum()):,} row(s)) in its scores",
-            file=file, column="score", row=row_of(sub, text),
+            f"criterion '{crit}' mixes numbers ({_examples(numbers)}) and text labels "
+            f"({_examples(text[0])}: {text[1]:,} row(s)) in its scores",
+            file=file, column="score", row=text[2],
             fix=f"declare the criterion nominal to keep every label as a category (--scale '{crit}=nominal'), or "
                 "correct the text cells if they are typos of numbers")
-    if counts[_TEXT] == 0:
-        return _KEPT
+    if counts[TEXT] == 0:
+        return KEPT
     if declared in (ORDINAL, INTERVAL):
-        label, kinds, sub = rows()
+        text = rows()(TEXT)
         raise DataError(
-            f"criterion '{crit}' is declared {declared} but holds text labels ({_examples(label[kinds == _TEXT])}) "
+            f"criterion '{crit}' is declared {declared} but holds text labels ({_examples(text[0])}) "
             "and no order was given for them",
-            file=file, column="score", row=row_of(sub, kinds == _TEXT),
+            file=file, column="score", row=text[2],
             fix=f"give their order, lowest first (--order '{crit}=LOWEST,...,HIGHEST'), or leave the criterion "
                 "nominal")
-    return _LABELS
+    return LABELS
 
 
-def _modes(crits: Sequence[str], counts: np.ndarray, scales: Mapping[str, str], orders: Mapping[str, tuple],
-           known: Mapping[str, str], rows, file: str) -> tuple[list[str], list[str], list[tuple | None]]:
-    """Each criterion's reading mode, scale and order (None without one), in the order of ``crits``."""
+def reading_modes(crits: Sequence[str], counts: np.ndarray, scales: Mapping[str, str], orders: Mapping[str, tuple],
+                  known: Mapping[str, str], rows, file: str | None) -> tuple[list[str], list[str], list[tuple | None]]:
+    """Each criterion's reading mode, scale and order (None without one), in the order of ``crits``; a DataError,
+    the one message for each case, for a criterion that cannot be read as declared.
+
+    ``counts[i]`` counts criterion ``i``'s rows of each kind (:data:`BLANK`, :data:`NUMBER`, :data:`TEXT`,
+    :data:`CODED`); ``scales`` and ``orders`` are the :func:`declarations`, ``known`` the scales the table says.
+    ``rows(i)``, called only for a message, gives a function of a kind of label returning up to :data:`SHOWN` of
+    the criterion's distinct labels of that kind, its number of rows and the first one's row number (None where
+    rows have no order, as in a database engine). The modes are :data:`NUMBERS`, :data:`ORDERED`, :data:`KEPT`
+    and :data:`LABELS`.
+    """
     modes: list[str] = []
     scale_of: list[str] = []
     order_of: list[tuple | None] = []
     for i, crit in enumerate(crits):
         declared = scales[crit] if crit in scales else scales.get(ALL, known.get(crit))
-        if counts[i, _TEXT] == 0 and counts[i, _CODED] == 0:
+        if counts[i, TEXT] == 0 and counts[i, CODED] == 0:
             if crit in orders:
                 raise DataError(f"an order was given for criterion '{crit}', whose labels are numbers (ordered "
                                 "already)", file=file, column="score",
                                 fix=f"drop the order; to treat the numbers as categories declare '{crit}' nominal")
-            modes.append(_NUMBERS)
+            modes.append(NUMBERS)
             scale_of.append(declared or DEFAULT_SCALE)
             order_of.append(None)
             continue
@@ -252,8 +271,8 @@ def _modes(crits: Sequence[str], counts: np.ndarray, scales: Mapping[str, str], 
             order = orders.get(ALL)  # '*' orders the text criteria not declared nominal
         mode = _mode(crit, counts[i], declared, order, lambda i=i: rows(i), file)
         modes.append(mode)
-        scale_of.append(declared or (ORDINAL if mode == _ORDERED else NOMINAL))
-        order_of.append(order if mode == _ORDERED else None)
+        scale_of.append(declared or (ORDINAL if mode == ORDERED else NOMINAL))
+        order_of.append(order if mode == ORDERED else None)
     if ALL in orders and not any(o is not None for o in order_of):
         raise DataError("an order was given for every criterion ('*'), but no criterion holds text labels to "
                         "order", file=file, column="score", fix="drop the order: numbers are ordered already")
@@ -297,22 +316,22 @@ def read_labels(df: pd.DataFrame, *, file: str = "the file", notes: list[str] | 
     scales, orders = declarations(scale, order)
     crit_codes, crits = factorize(df["criterion"])
     crit_codes, crits = np.asarray(crit_codes), [str(c) for c in crits]
-    _check_named(scales, orders, crits, file)
+    check_named(scales, orders, crits, file)
     known = file_scales(df, file=file)
     score = df["score"]
     # Numbers only (the usual file) are told by the dtype or by the distinct cells: nothing per row.
     distinct = None if pd.api.types.is_bool_dtype(score) or pd.api.types.is_numeric_dtype(score) else \
         _distinct_kinds(score)
-    if CATEGORY not in df.columns and (distinct is None or (distinct[2] != _TEXT).all()):
+    if CATEGORY not in df.columns and (distinct is None or (distinct[2] != TEXT).all()):
         df["score"] = numeric_column(df, "score", file=file, what="score", fix=SCORE_FIX, notes=notes)
         counts = np.zeros((len(crits), 4), dtype=np.int64)
-        modes, scale_of, _ = _modes(crits, counts, scales, orders, known, None, file)
+        modes, scale_of, _ = reading_modes(crits, counts, scales, orders, known, None, file)
         category = None  # no categories, and no column of a million empty cells to say so
     else:
         kinds, label = _row_kinds(df, distinct if distinct is not None else _distinct_kinds(score))
         counts = np.bincount(crit_codes * 4 + kinds, minlength=len(crits) * 4).reshape(-1, 4)
-        rows = (lambda i: (label[crit_codes == i], kinds[crit_codes == i], df.loc[crit_codes == i]))
-        modes, scale_of, order_of = _modes(crits, counts, scales, orders, known, rows, file)
+        rows = (lambda i: _examples_of(label[crit_codes == i], kinds[crit_codes == i], df.loc[crit_codes == i]))
+        modes, scale_of, order_of = reading_modes(crits, counts, scales, orders, known, rows, file)
         score, category = _read(df, crit_codes, crits, kinds, label, modes, order_of, file, notes)
         df["score"] = score
     category = _nominal_numbers(df["score"], category, crit_codes, modes, scale_of)
@@ -325,17 +344,17 @@ def _read(df: pd.DataFrame, crit_codes: np.ndarray, crits: Sequence[str], kinds:
           ) -> tuple[np.ndarray, pd.Series]:
     """The scores and categories of a table with text labels, by each criterion's mode."""
     mode = np.asarray(modes, dtype=object)[crit_codes]
-    filled = kinds != _BLANK
+    filled = kinds != BLANK
     score = np.full(len(df), np.nan)
-    numbers = mode == _NUMBERS
+    numbers = mode == NUMBERS
     if numbers.any():
         part = df if numbers.all() else df.loc[numbers]
         score[numbers] = numeric_column(part, "score", file=file, what="score", fix=SCORE_FIX,
                                         notes=notes).to_numpy(dtype=float)
-    kept = (mode == _KEPT) & filled
+    kept = (mode == KEPT) & filled
     if kept.any():  # categories with their scores (a table evalcore wrote); a bare number is its own category
         score[kept] = pd.to_numeric(df["score"][kept], errors="coerce").to_numpy(dtype=float)
-        bare = kept & (kinds == _NUMBER)
+        bare = kept & (kinds == NUMBER)
         if bare.any():
             label = label.copy()
             label[bare] = [format_number(v) if v == v else pd.NA for v in score[bare]]
@@ -354,23 +373,38 @@ def _not_in_order(sub: pd.DataFrame, label: pd.Series, pos: np.ndarray, codes: n
     """The message for labels missing from the order given: the first one, with its row, and the fix."""
     missing = pos < 0
     first = int(np.flatnonzero(missing)[0])
-    value, crit = str(label.iloc[first]), crits[codes[first]]
-    others = pd.unique(label[missing].astype(object))
+    raise not_in_order(crits[codes[first]], pd.unique(label[missing].astype(object)), order, file=file,
+                       row=row_of(sub, missing))
+
+
+def not_in_order(crit: str, labels: Sequence[str], order: Sequence[str], *, file: str | None = None,
+                 row: int | None = None) -> DataError:
+    """The one message for labels of criterion ``crit`` that are not in the ``order`` given: ``labels[0]`` named
+    (with its look-alike in the order, if any), the number of the other ``labels``, and the fix.
+
+    >>> error = not_in_order("quality", ["Good", "great"], ("bad", "ok", "good"))
+    >>> print(error.problem)  # doctest: +NORMALIZE_WHITESPACE
+    criterion 'quality' has the label 'Good', which is not in the order given (bad, ok, good);
+    1 other label(s) are not either
+    >>> "it differs from 'good' only in case or spaces" in error.fix
+    True
+    """
+    value = str(labels[0])
     twin = next((o for o in order if o.strip().casefold() == value.strip().casefold()), None)
     hint = (f"; it differs from '{shown(twin)}' only in case or spaces, and labels are never merged: correct the "
             "cell" if twin is not None else "")
-    raise DataError(
+    return DataError(
         f"criterion '{crit}' has the label '{shown(value)}', which is not in the order given "
         f"({', '.join(shown(o) for o in order[:SHOWN])}{', ...' if len(order) > SHOWN else ''})"
-        + (f"; {len(others) - 1} other label(s) are not either" if len(others) > 1 else ""),
-        file=file, column="score", row=row_of(sub, missing),
+        + (f"; {len(labels) - 1} other label(s) are not either" if len(labels) > 1 else ""),
+        file=file, column="score", row=row,
         fix=f"add every label to the order, lowest first, or correct the cells{hint}")
 
 
 def _nominal_numbers(score: pd.Series, category: pd.Series | None, crit_codes: np.ndarray, modes: Sequence[str],
                      scale_of: Sequence[str]) -> pd.Series | None:
     """``category`` with the numbers of the criteria declared nominal written as categories."""
-    nominal = [i for i, (m, s) in enumerate(zip(modes, scale_of)) if m == _NUMBERS and s == NOMINAL]
+    nominal = [i for i, (m, s) in enumerate(zip(modes, scale_of)) if m == NUMBERS and s == NOMINAL]
     if not nominal:
         return category
     rows = np.isin(crit_codes, nominal) & score.notna().to_numpy(bool)
@@ -403,14 +437,21 @@ def _check_categories(df: pd.DataFrame, crit_codes: np.ndarray, crits: Sequence[
     per_crit = np.bincount(pairs // len(uniq), minlength=len(crits))
     if per_crit.max(initial=0) > MAX_CATEGORIES:
         i = int(np.argmax(per_crit))
-        labels = ", ".join(f"'{shown(v)}'" for v in u[pairs[pairs // len(uniq) == i][:3] % len(uniq)])
-        raise DataError(f"criterion '{crits[i]}' has {per_crit[i]:,} distinct labels ({labels}, ...): more than "
-                        f"{MAX_CATEGORIES:,} categories are free text or ids, not ratings",
-                        file=file, column="score",
-                        fix="map the column that holds the ratings to score; for numbers declared nominal, leave "
-                            "them ordinal or declare them interval")
+        raise too_many_categories(crits[i], int(per_crit[i]), u[pairs[pairs // len(uniq) == i][:3] % len(uniq)],
+                                  file=file)
     if notes is not None:
         notes.extend(_look_alike_notes(pairs, len(uniq), u, crits, file))
+
+
+def too_many_categories(crit: str, n: int, labels: Iterable[str], *, file: str | None = None) -> DataError:
+    """The one message for a criterion with ``n`` (more than :data:`MAX_CATEGORIES`) distinct labels, some of
+    them ``labels``."""
+    listed = ", ".join(f"'{shown(v)}'" for v in list(labels)[:3])
+    return DataError(f"criterion '{crit}' has {n:,} distinct labels ({listed}, ...): more than "
+                     f"{MAX_CATEGORIES:,} categories are free text or ids, not ratings",
+                     file=file, column="score",
+                     fix="map the column that holds the ratings to score; for numbers declared nominal, leave "
+                         "them ordinal or declare them interval")
 
 
 def near_duplicates(labels: Iterable[str]) -> list[list[str]]:
@@ -542,7 +583,7 @@ def label_kinds(long: pd.DataFrame, *, listed: int = 200) -> pd.DataFrame:
         pd.Series("overall", index=long.index, dtype="string")
     crit_codes, crits = pd.factorize(crit.mask(crit == "", "overall"))
     codes, u, kind_u = _distinct_kinds(long["score"])
-    kind_u = np.where(u.isin(MISSING_WORDS).fillna(False).to_numpy(bool), _BLANK, kind_u)
+    kind_u = np.where(u.isin(MISSING_WORDS).fillna(False).to_numpy(bool), BLANK, kind_u)
     has = codes >= 0
     # Distinct (criterion, label) pairs, in order of first appearance: a million rows, a few labels.
     pairs = pd.unique(crit_codes[has].astype(np.int64) * len(u) + codes[has])
@@ -551,8 +592,8 @@ def label_kinds(long: pd.DataFrame, *, listed: int = 200) -> pd.DataFrame:
     rows = []
     for i, c in enumerate(crits):
         labels_i = pv[pc == i]
-        text = u.iloc[labels_i[kind_u[labels_i] == _TEXT]]
-        numbers = bool((kind_u[labels_i] == _NUMBER).any())
+        text = u.iloc[labels_i[kind_u[labels_i] == TEXT]]
+        numbers = bool((kind_u[labels_i] == NUMBER).any())
         labels = "mixed" if len(text) and numbers else "text" if len(text) else "numbers" if numbers else "empty"
         rows.append((str(c), int(n_rows[i]), labels, len(text), [str(v) for v in text.iloc[:listed]]))
     return pd.DataFrame({c: pd.Series([r[k] for r in rows], dtype=object) for k, c in enumerate(KIND_COLUMNS)})

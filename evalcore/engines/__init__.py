@@ -3,6 +3,7 @@
 Every analysis here reduces to counts a GROUP BY computes (docs/engines.md).
 :mod:`evalcore.engines.engine` connects to an engine (DuckDB by default, Spark, or any ibis
 connection URL) and reads a file, a folder of Parquet files or a table into an ibis table;
+:mod:`evalcore.engines.labels` reads the ratings' labels per criterion as the in-memory reader does;
 :mod:`evalcore.engines.agreement` writes the agreement statistics once as ibis expressions, so only
 the compressed counts come back to Python, and hands them to the same code as the in-process path
 (:func:`evalcore.pointwise.agreement.table.agreement`).

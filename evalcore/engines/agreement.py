@@ -42,11 +42,15 @@ in the file), and otherwise the same distribution.
 
 No engine returns a stable row order, so every result is sorted here before use.
 
-Categories: where the ``scale`` column declares a criterion nominal, its ratings are the strings of the
-``category`` column (exactly as written). One small look-up reads the criteria's scales; then every row
-gets a category code in the queries (a CASE over the numbers and the labels), and the human counts and
-the judges' categories are GROUP BYs of that code, so that the labels are compared as strings where
-the data is. A table without nominal criteria runs the queries above unchanged.
+Categories: a ``score`` column of text labels, and the declared scales and orders, are first read per
+criterion as in memory (:func:`evalcore.engines.labels.read_labels_engine`), which gives the ``scale`` and
+``category`` columns of a validated table. Where the ``scale`` column declares a criterion nominal, its
+ratings are the strings of the ``category`` column (exactly as written). One small look-up reads the
+criteria's scales; then every row gets a category code in the queries (a CASE over the numbers and the
+labels), and the human counts and the judges' categories are GROUP BYs of that code, so that the labels
+are compared as strings where the data is. A table without nominal criteria runs the queries above
+unchanged; an ordered text criterion (numbers that are positions, ``category`` their labels) keeps its
+labels for the output's names.
 """
 
 from __future__ import annotations
@@ -62,10 +66,11 @@ from ..columns import HUMAN, JUDGE, NOT_SEGMENTS, RATER_KINDS
 from ..errors import DataError, varying_within_item
 from ..pointwise.agreement.filter import filter_units
 from ..pointwise.agreement.table import agreement as _agreement
-from ..data.scales import NOMINAL, SCALE, format_number
+from ..data.scales import CATEGORY, NOMINAL, SCALE, format_number
 from ..pointwise.agreement.units import Units, label_key
 from ..stats.results import ALPHA
-from .engine import require_ibis
+from .engine import fetch, require_ibis
+from .labels import read_labels_engine
 
 #: Segment columns that are floats with more distinct values than this are measurements, not segments
 #: (as :func:`evalcore.columns.segment_columns`).
@@ -89,11 +94,8 @@ class _Plan:
     labels: tuple[str, ...] = ()
     scales: dict[str, str] = dataclasses.field(default_factory=dict)
     human_codes: np.ndarray | None = None
-
-
-def _fetch(expr) -> pd.DataFrame:
-    """An expression's result as pandas, through Arrow (engines' own pandas conversions differ)."""
-    return expr.to_pyarrow().to_pandas()
+    # Per criterion of ordered text labels, the label of each category code (the output's names).
+    named: dict[str, dict[int, str]] = dataclasses.field(default_factory=dict)
 
 
 def _missing_columns(table) -> None:
@@ -116,7 +118,7 @@ def _rater_kinds(table, judge_raters: Sequence[str] | None):
         return table
     from ..data.raters import looks_like_judge
 
-    raters = _fetch(table.select("rater").distinct())["rater"].tolist()
+    raters = fetch(table.select("rater").distinct())["rater"].tolist()
     chosen = set(judge_raters or [])
     judges = [r for r in raters if (str(r) in chosen if judge_raters else looks_like_judge(r))]
     kind = ibis.cases((table.rater.isin(judges), ibis.literal(JUDGE)), else_=ibis.literal(HUMAN)) if judges \
@@ -130,8 +132,8 @@ def _seen(table) -> tuple[pd.DataFrame, dict]:
     Grouped by criterion, score and rater (small: the raters times the score values), it gives the
     categories, each criterion's scale and the judges at once, in one pass over the rows.
     """
-    keys = ["criterion", "score", "rater", *(["_label"] if "_label" in table.columns else [])]
-    seen = _fetch(table.group_by(keys).aggregate(lo=table.rater_kind.min(), hi=table.rater_kind.max()))
+    keys = ["criterion", "score", "rater", *(c for c in ("_label", "_named") if c in table.columns)]
+    seen = fetch(table.group_by(keys).aggregate(lo=table.rater_kind.min(), hi=table.rater_kind.max()))
     bad = sorted({str(v) for v in pd.concat([seen["lo"], seen["hi"]]).dropna()} - set(RATER_KINDS))
     if bad or seen["lo"].isna().any():
         raise DataError(f"rater_kind holds {bad[0] if bad else 'an empty value'}, not human or judge",
@@ -146,27 +148,31 @@ def _seen(table) -> tuple[pd.DataFrame, dict]:
 
 def _segment_columns(table) -> list[str]:
     """The per-item segment columns: every column not canonical, floats only with few distinct values."""
-    own = ("criterion", "rater", "rater_kind", "_label")  # _label: a nominal rating (the plan's)
+    own = ("criterion", "rater", "rater_kind", "_label", "_named")  # a rating's label (the plan's)
     cands = [c for c in table.columns if c not in NOT_SEGMENTS and c not in own]
     floats = [c for c in cands if table[c].type().is_floating()]
     if floats:
-        levels = _fetch(table.aggregate(**{f"c{i}": table[c].nunique() for i, c in enumerate(floats)})).iloc[0]
+        levels = fetch(table.aggregate(**{f"c{i}": table[c].nunique() for i, c in enumerate(floats)})).iloc[0]
         too_many = {c for i, c in enumerate(floats) if int(levels[f"c{i}"]) > MAX_FLOAT_LEVELS}
         cands = [c for c in cands if c not in too_many]
     return cands
 
 
-def _plan(table, *, judges: Sequence[str] | None, judge_raters: Sequence[str] | None) -> _Plan:
+def _plan(table, *, judges: Sequence[str] | None, judge_raters: Sequence[str] | None, scale=None,
+          order=None) -> _Plan:
     ibis = require_ibis()
     _missing_columns(table)
-    if not table.score.type().is_numeric():
-        raise DataError(f"column 'score' holds {table.score.type()}, not numbers", column="score",
-                        fix="an engine reads numeric scores, and labels from a 'category' column on the rows of "
-                            "criteria whose 'scale' is nominal (as evalcore writes a validated table)")
     if "criterion" not in table.columns:
         table = table.mutate(criterion=ibis.literal("overall"))
+    # Text labels and the declarations, read by the in-memory reader's rules (a numeric table passes as it is).
+    table = read_labels_engine(table, scale=scale, order=order)
     table = _rater_kinds(table, judge_raters)
     scales = _scales(table)
+    if CATEGORY in table.columns:
+        # The labels of the criteria whose scores are positions in an order: the output shows them, not numbers.
+        nominal = (table[SCALE] == NOMINAL).fill_null(False) if SCALE in table.columns else ibis.literal(False)
+        table = table.mutate(_named=ibis.cases((table[CATEGORY].notnull() & ~nominal,
+                                                table[CATEGORY].cast("string")), else_=ibis.null("string")))
     if NOMINAL in scales.values():
         # A nominal criterion's rating is its label (text in the GROUP BYs), exactly as written.
         table = table.mutate(_label=ibis.cases((table.scale == NOMINAL, table.category.cast("string")),
@@ -177,7 +183,7 @@ def _plan(table, *, judges: Sequence[str] | None, judge_raters: Sequence[str] | 
     if "sample" in table.columns:
         # The first sample per item, criterion and rater (count_units' rule); the other samples are the
         # subject of self-consistency, not of agreement. Applied only when the samples differ, as in memory.
-        if int(_fetch(table.aggregate(k=table["sample"].nunique()))["k"].iloc[0]) > 1:
+        if int(fetch(table.aggregate(k=table["sample"].nunique()))["k"].iloc[0]) > 1:
             # A window in a mutate, then a filter: a window inside the filter does not compile for Spark.
             table = table.mutate(_first=table["sample"].min().over(group_by=[table.item_id, table.criterion,
                                                                              table.rater]))
@@ -192,7 +198,21 @@ def _plan(table, *, judges: Sequence[str] | None, judge_raters: Sequence[str] | 
     scale = {str(c): int(human.loc[human["criterion"].astype(object) == c, "score"].nunique()) for c in criteria}
     judge_raters_all, names = _judges(kinds, judges)
     hv = np.unique(human["score"].to_numpy(dtype=float))
-    return _Plan(table, segments, criteria, values, hv, scale, judge_raters_all, names, scales=scales)
+    return _Plan(table, segments, criteria, values, hv, scale, judge_raters_all, names, scales=scales,
+                 named=_named_labels(seen, values))
+
+
+def _named_labels(seen: pd.DataFrame, numbers: np.ndarray) -> dict[str, dict[int, str]]:
+    """Per criterion whose scores are positions in an order of text labels, the label of each of its categories
+    (as :attr:`evalcore.pointwise.agreement.units.Units.criterion_labels`); ``numbers`` the sorted numeric
+    categories."""
+    if "_named" not in seen.columns:
+        return {}
+    rows = seen[seen["_named"].notna()].sort_values("_named", kind="mergesort")
+    out: dict[str, dict[int, str]] = {}
+    for crit, score, label in zip(rows["criterion"], rows["score"].to_numpy(dtype=float), rows["_named"]):
+        out.setdefault(str(crit), {}).setdefault(int(np.searchsorted(numbers, score)), str(label))
+    return out
 
 
 def _judges(kinds: dict, judges: Sequence[str] | None) -> tuple[list, list[str]]:
@@ -212,7 +232,7 @@ def _scales(table) -> dict[str, str]:
     """Each criterion's scale from the ``scale`` column (one small look-up); empty without the column."""
     if SCALE not in table.columns:
         return {}
-    found = _fetch(table.group_by("criterion").aggregate(s=table[SCALE].min()))
+    found = fetch(table.group_by("criterion").aggregate(s=table[SCALE].min()))
     return {str(c): str(v) for c, v in zip(found["criterion"], found["s"]) if not _missing(v)}
 
 
@@ -234,7 +254,7 @@ def _labelled_plan(table, segments: list[str], seen: pd.DataFrame, kinds: dict, 
     values = np.concatenate([numbers, np.full(len(labels), np.nan)])
     used = np.unique(human["_code"].to_numpy())
     return _Plan(table, segments, criteria, values, used.astype(float), scale, judge_raters_all, names,
-                 labels=labels, scales=scales, human_codes=used)
+                 labels=labels, scales=scales, human_codes=used, named=_named_labels(seen[~labelled], numbers))
 
 
 def _unit_query(p: _Plan):
@@ -326,7 +346,7 @@ def _varying_segments(table, columns: Sequence[str]) -> dict[str, str]:
     it = table.group_by("item_id").aggregate(
         _rows=table.count(), **{k: v for i, c in enumerate(columns) for k, v in
                                 ((f"s{i}", table[c].max()), (f"s{i}_lo", table[c].min()), (f"s{i}_nn", table[c].count()))})
-    found = _fetch(it.aggregate(**{f"x{i}": it.item_id.min(where=_segment_bad(it, i)) for i in range(len(columns))}))
+    found = fetch(it.aggregate(**{f"x{i}": it.item_id.min(where=_segment_bad(it, i)) for i in range(len(columns))}))
     return {c: str(found[f"x{i}"].iloc[0]) for i, c in enumerate(columns) if not _missing(found[f"x{i}"].iloc[0])}
 
 
@@ -373,7 +393,7 @@ def _build(p: _Plan, crit: np.ndarray, counts_h: np.ndarray, judge_scores: np.nd
                  scale=p.scale, codes=codes, sources=sources, item_count=np.asarray(item_count, dtype=np.int64),
                  per_criterion=per_criterion, varying=tuple(varying.items()),
                  labels=(tuple(format_number(v) for v in p.values[:len(p.values) - len(p.labels)]) + p.labels
-                         if p.labels else ()), scales=p.scales)
+                         if p.labels else ()), scales=p.scales, criterion_labels=p.named)
 
 
 def _no_rows_checked(res: pd.DataFrame) -> pd.DataFrame:
@@ -385,14 +405,18 @@ def _no_rows_checked(res: pd.DataFrame) -> pd.DataFrame:
 
 
 def count_units_engine(table, *, by: Sequence[str] = (), judges: Sequence[str] | None = None,
-                       judge_raters: Sequence[str] | None = None) -> Units:
+                       judge_raters: Sequence[str] | None = None, scale: str | dict[str, str] | None = None,
+                       order: dict[str, str | Sequence[str]] | Sequence[str] | None = None) -> Units:
     """The compressed per-unit statistics of the ratings ``table`` (an ibis table), computed by its engine.
 
     Parameters
     ----------
     table
-        An ibis table with ``item_id``, ``rater``, ``score`` (numeric) and optionally ``rater_kind``,
+        An ibis table with ``item_id``, ``rater``, ``score`` and optionally ``rater_kind``,
         ``criterion`` (default ``overall``), ``sample`` and segment columns (``language``, ``task``...).
+        ``score`` holds numbers or text labels, read per criterion as in memory
+        (:func:`evalcore.engines.labels.read_labels_engine`: text labels are nominal categories); a
+        ``category`` and a ``scale`` column (a table evalcore validated) are read as they are.
         Read it with :func:`evalcore.engines.engine.read`; it is never loaded.
     by
         The grouping the units are for: with ``criterion`` among them the units are compressed per
@@ -401,6 +425,9 @@ def count_units_engine(table, *, by: Sequence[str] = (), judges: Sequence[str] |
         Only these judges (default: all); DataError naming the judges when one is unknown.
     judge_raters
         Without a ``rater_kind`` column: the raters that are judges (default: raters named like models).
+    scale, order
+        The criteria's declared scales and the orders of text labels, as for the in-memory reader
+        (:func:`evalcore.data.categories.declarations`; CLI ``--scale`` and ``--order``).
 
     Returns
     -------
@@ -411,12 +438,13 @@ def count_units_engine(table, *, by: Sequence[str] = (), judges: Sequence[str] |
     Raises
     ------
     DataError
-        A missing column (named, with the fix), non-numeric scores, a ``rater_kind`` other than
+        A missing column (named, with the fix), labels the in-memory reader refuses (with its message: a
+        criterion mixing numbers and text, a label outside its order...), a ``rater_kind`` other than
         human/judge or a rater of both kinds, a ``by`` column that varies within an item, an unknown judge.
         Another column that varies within an item (a per-row timing or comment) is no segment: it is left
         out of the units and recorded in their ``varying``.
     """
-    p = _plan(table, judges=judges, judge_raters=judge_raters)
+    p = _plan(table, judges=judges, judge_raters=judge_raters, scale=scale, order=order)
     by = list(by)
     unknown = [c for c in by if c not in ("criterion", *p.segments)]
     if unknown:  # before the big query, with agreement's message
@@ -430,7 +458,7 @@ def count_units_engine(table, *, by: Sequence[str] = (), judges: Sequence[str] |
     nh = len(p.human_values)
     per_criterion = "criterion" in by or len(p.criteria) <= 1
     if per_criterion:
-        res = _no_rows_checked(_fetch(_per_criterion_query(p)))
+        res = _no_rows_checked(fetch(_per_criterion_query(p)))
         _check_segments(res, p)
         res = _sorted(res.drop(columns=[c for c in res.columns if c.startswith("bad")]))
         crit_index = {(None if c is None else c): i for i, c in enumerate(p.criteria)}
@@ -441,7 +469,7 @@ def count_units_engine(table, *, by: Sequence[str] = (), judges: Sequence[str] |
         segs = {s: res[f"s{k}"] for k, s in enumerate(p.segments)}
         return _build(p, crit, counts_h, jscores, segs, np.arange(len(res)), res["_count"].to_numpy(),
                       per_criterion=True, varying=varying)
-    res = _no_rows_checked(_fetch(_per_item_query(p)))
+    res = _no_rows_checked(fetch(_per_item_query(p)))
     _check_segments(res, p)
     res = _sorted(res.drop(columns=[c for c in res.columns if c.startswith("bad")]))
     has = np.column_stack([res[f"has_{ci}"].to_numpy(dtype=np.int64) > 0 for ci in range(len(p.criteria))])
@@ -459,12 +487,15 @@ def count_units_engine(table, *, by: Sequence[str] = (), judges: Sequence[str] |
 
 def agreement(table, *, by: Sequence[str] = (), judges: Sequence[str] | None = None, n_boot: int = 1000,
               seed: int = 0, level: float = 0.95, alpha: float = ALPHA, min_raters: int | None = None,
-              max_raters: int | None = None, judge_raters: Sequence[str] | None = None) -> pd.DataFrame:
+              max_raters: int | None = None, judge_raters: Sequence[str] | None = None,
+              scale: str | dict[str, str] | None = None,
+              order: dict[str, str | Sequence[str]] | Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`evalcore.pointwise.agreement.table.agreement` of an ibis table, its statistics computed by the engine.
 
     The options are those of the in-process function (default ``by``: none, one overall row per measure);
-    ``judge_raters`` as in :func:`count_units_engine`. Returns the same table.
+    ``judge_raters``, ``scale`` and ``order`` as in :func:`count_units_engine`. Returns the same table (a
+    nominal criterion gets the measures its scale allows, as in memory).
     """
-    units = count_units_engine(table, by=by, judges=judges, judge_raters=judge_raters)
+    units = count_units_engine(table, by=by, judges=judges, judge_raters=judge_raters, scale=scale, order=order)
     units = filter_units(units, min_raters=min_raters, max_raters=max_raters)
     return _agreement(units, by=by, n_boot=n_boot, seed=seed, level=level, alpha=alpha)

@@ -48,6 +48,11 @@ def require_ibis():
     return ibis
 
 
+def fetch(expr):
+    """An expression's result as a pandas DataFrame, through Arrow (engines' own pandas conversions differ)."""
+    return expr.to_pyarrow().to_pandas()
+
+
 def spark_session(*, master: str | None = None, conf: dict[str, str] | None = None):
     """A Spark session for ibis: the active one, or one built from the usual Spark settings.
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
 from ..data import files as data_files, ingest, io
-from ..data.categories import scale_report, shown
+from ..data.categories import label_kinds, scale_report, shown
 from ..data.export import safe_file_name
 from ..data.mapping import detect_table, suggest_mapping
 from ..data.summary import summarize, unlocks
 from ..data.wide import WideSpec, suggest_wide
 from ..columns import COLUMNS, COMPARISONS, RATINGS
 from ..errors import DataError, WorkspaceError
-from ..data.presets import PRESETS, detect_preset
+from ..data.presets import PRESETS, detect_preset, read_preset
 from ..data.scales import NOMINAL, SCALE, SCALES
 from ..data.store import NEEDS_MAPPING, READY
 from ..report import plots
@@ -214,15 +217,12 @@ def mapping_panel(dataset_id: str) -> None:
         "Format", options, index=options.index(detected) if detected else 0,
         format_func=lambda p: "a plain table (map the columns below)" if p == NONE else f"{p}: {PRESETS[p].title}",
         key=f"preset_{dataset_id}", help="Detected from the file's name and content; change it if it is wrong.")
+    if preset != NONE:  # under the format it describes
+        st.caption(PRESETS[preset].description)
     name = st.text_input("Dataset name", value=next(d.name for d in datasets() if d.id == dataset_id),
                          key=f"name_{dataset_id}")
     if preset != NONE:
-        st.caption(PRESETS[preset].description)
-        options, ready = _llmbar_options(dataset_id, files) if preset == "llmbar" else ({}, True)
-        if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:", disabled=not ready):
-            with guard("Importing"), st.spinner("Importing..."):
-                ing = ingest.load(paths, preset=preset, names=[n for n, _ in files], preset_options=options)
-                _finish(dataset_id, name, ing)
+        _preset_form(dataset_id, name, files, paths, preset)
         _discard_button(dataset_id)
         return
     if len(files) > 1:
@@ -246,6 +246,54 @@ def mapping_panel(dataset_id: str) -> None:
         raw = _read_raw(dataset_id, fname, data, sheet)
         _mapping_form(dataset_id, name, fname, raw)
     _discard_button(dataset_id)
+
+
+def _preset_form(dataset_id: str, name: str, files: list[tuple[str, bytes]], paths: list[Path], preset: str) -> None:
+    """A known format's import: its options, and for ratings each criterion's scale, checked before the Import
+    button as :func:`evalcore.data.ingest.load` (the CLI's ``--scale``/``--order``) checks and applies them."""
+    options, ready = _llmbar_options(dataset_id, files) if preset == "llmbar" else ({}, True)
+    names = [n for n, _ in files]
+    if PRESETS[preset].table != RATINGS:  # comparisons have verdicts, not scales: read on the click alone
+        if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:", disabled=not ready):
+            with guard("Importing"), st.spinner("Importing..."):
+                _finish(dataset_id, name, ingest.load(paths, preset=preset, names=names, preset_options=options))
+        return
+    frozen = tuple(sorted(options.items()))
+    with guard("Reading the file"), st.spinner("Reading the file..."):
+        try:
+            kinds = _preset_kinds(dataset_id, preset, frozen, paths)
+        except DataError:
+            kinds = label_kinds(pd.DataFrame())  # no choices: the check below shows what is wrong
+        declared = _scale_choices(dataset_id, kinds)
+        ing, problem = _preset_import(dataset_id, preset, frozen, json.dumps(declared, sort_keys=True), paths, names)
+        if problem:
+            st.error(md(problem), icon=":material/error:")
+            return
+        s = ing.summary()
+        st.success(f"Ready: {s.rows:,} judgments of {s.items:,} items by {s.human_raters} human(s) and "
+                   f"{s.judges} judge(s).", icon=":material/check_circle:")
+        for n in ing.notes:  # mostly what the format leaves out or means: said as the summary says it, not alarms
+            st.caption(f"Note: {md(app_note(n))}")
+        if st.button("Import", type="primary", key=f"import_{dataset_id}", icon=":material/check:"):
+            _finish(dataset_id, name, ing, options=declared)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _preset_kinds(dataset_id: str, preset: str, options: tuple, _paths: list[Path]) -> pd.DataFrame:
+    """What each criterion's labels are in the table the format reads, before validation (the choices offered)."""
+    return label_kinds(read_preset(preset, _paths, **dict(options)).frame)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _preset_import(dataset_id: str, preset: str, options: tuple, declared: str, _paths: list[Path],
+                   _names: list[str]) -> tuple[ingest.Ingested | None, str]:
+    """The upload read by its format with the declared scales, as the CLI reads it; or the message the page
+    shows (kept too, so that a rerun on an unchanged choice does not read the file again)."""
+    try:
+        return ingest.load(_paths, preset=preset, names=_names, preset_options=dict(options),
+                           **json.loads(declared)), ""
+    except DataError as exc:
+        return None, app_message(exc)
 
 
 def _mapping_form(dataset_id: str, name: str, fname: str, raw: pd.DataFrame) -> None:
@@ -333,7 +381,7 @@ def _scale_label(choice: str, labels: str) -> str:
     if choice != AUTO:
         return choice
     return "auto: " + ("ordinal (numbers)" if labels == "numbers" else
-                       "nominal, or ordinal with an order" if labels in ("text", "mixed") else "from the labels")
+                       "nominal unless ordered" if labels in ("text", "mixed") else "from the labels")
 
 
 def scales_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *, table: str,
@@ -352,6 +400,13 @@ def scales_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *,
         kinds = ingest.label_preview(raw, exact, table=table, wide=wide, auto=False, file=file)
     except DataError:
         return {}  # the import below shows what is wrong
+    return _scale_choices(dataset_id, kinds)
+
+
+def _scale_choices(dataset_id: str, kinds: pd.DataFrame) -> dict:
+    """The Scales section for the criteria of ``kinds`` (:func:`evalcore.data.categories.label_kinds`): a scale
+    per criterion and, for text labels, their order; the choices saved with the upload. Returns the ``scale``
+    and ``order`` keywords of :func:`evalcore.data.ingest.load` (empty when nothing is declared)."""
     if kinds.empty:
         return {}
     saved = workspace().upload_options(dataset_id)
@@ -362,7 +417,7 @@ def scales_panel(dataset_id: str, raw: pd.DataFrame, mapping: dict[str, str], *,
     scale: dict[str, str] = {}
     order: dict[str, list[str]] = {}
     for r in kinds.head(SCALED_CRITERIA).itertuples():
-        c1, c2, c3 = st.columns([2, 2, 5])
+        c1, c2, c3 = st.columns([2, 3, 5])  # wide enough to read the "auto: ..." choice whole
         c1.markdown(md(r.criterion))
         c1.caption(f"{r.rows:,} rows: {r.labels}")
         was = saved_scale.get(r.criterion, AUTO)

@@ -366,8 +366,13 @@ def test_analysis_commands_read_with_the_declarations(labels, capsys, command):
             "ok)") in capsys.readouterr().err
 
 
-def test_engine_refuses_declarations_it_cannot_apply(tmp_path, capsys):
+def test_engine_applies_the_declarations(tmp_path, capsys):
     f = tmp_path / "r.parquet"
     pd.read_csv(SAMPLES / "ratings_multilingual.csv").head(50).to_parquet(f)
-    assert main(["agreement", str(f), "--engine", "duckdb", "--scale", "*=nominal", "--boot", "0"]) == 1
-    assert "--scale and --order are applied when a file is read into memory" in capsys.readouterr().err
+    argv = ["agreement", str(f), "--scale", "*=nominal", "--boot", "0", "--json"]
+    assert main(argv) == 0
+    mem = pd.DataFrame(json.loads(capsys.readouterr().out))
+    assert main([*argv, "--engine", "duckdb"]) == 0
+    eng = pd.DataFrame(json.loads(capsys.readouterr().out))
+    assert "cohen_kappa_quadratic" not in set(eng["measure"])  # nominal: no measure that needs an order
+    pd.testing.assert_frame_equal(mem, eng, check_exact=False, rtol=1e-9, atol=1e-9)
