@@ -35,6 +35,8 @@ PAGES = (
     PageSpec("app_pages/5_Position_bias.py", "Position bias", "Position_bias", "🔀",
              "Does the verdict depend on which output is shown first?"),
     PageSpec("app_pages/6_Alt_test.py", "Alt-Test", "Alt_test", "🧑‍⚖️", "Can the judge replace the annotators?"),
+    PageSpec("app_pages/7_True_scores.py", "True scores", "True_scores", "🎯",
+             "What would the humans have said on every item, from a few of their labels?"),
 )
 
 

@@ -18,6 +18,12 @@ Bias (ratings)          :func:`bias_report`; its sections :func:`familiarity`,
                         :func:`round_number_bias`, :func:`self_consistency`,
                         :func:`variant_agreement`
 Alt-Test (ratings)      :func:`alt_test`: can the judge replace the annotators?
+True scores (PPI++)     :func:`ppi_estimates` (ratings), :func:`ppi_win_rates` (comparisons): the humans'
+                        mean, pass rate or win rate from a few human labels; :func:`ppi_budget`,
+                        :func:`win_rate_budget` (labels to buy), :func:`ppi_what_if`,
+                        :func:`win_rate_what_if`, :func:`ppi_plan`, :func:`win_rate_plan`,
+                        :func:`ppi_label_check`, :func:`win_rate_label_check`, :func:`ppi_items`,
+                        :func:`ppi_pair_items`
 Comparisons             :func:`pairs`, :func:`judge_accuracy`, :func:`win_rates` (BWRS or
                         Dawid-Skene; :func:`estimate_all` gives its ``WinRate`` objects, for
                         plots), :func:`position_report`, :func:`fit_calibrations`
@@ -65,6 +71,12 @@ _WHERE = {
     "self_consistency": "evalcore.pointwise.consistency", "variant_agreement": "evalcore.pointwise.consistency",
     "superficial_correlation": "evalcore.pointwise.superficial",
     "alt_test": "evalcore.pointwise.alt_test",
+    "ppi_items": "evalcore.pointwise.ppi", "ppi_estimates": "evalcore.pointwise.ppi",
+    "ppi_budget": "evalcore.pointwise.ppi", "ppi_what_if": "evalcore.pointwise.ppi",
+    "ppi_plan": "evalcore.pointwise.ppi", "ppi_label_check": "evalcore.pointwise.ppi",
+    "ppi_pair_items": "evalcore.pairwise.ppi", "ppi_win_rates": "evalcore.pairwise.ppi",
+    "win_rate_budget": "evalcore.pairwise.ppi", "win_rate_what_if": "evalcore.pairwise.ppi",
+    "win_rate_plan": "evalcore.pairwise.ppi", "win_rate_label_check": "evalcore.pairwise.ppi",
     "pairs": "evalcore.pairwise.pairs", "judge_accuracy": "evalcore.pairwise.accuracy",
     "win_rates": "evalcore.pairwise.winrate", "estimate_all": "evalcore.pairwise.winrate",
     "position_report": "evalcore.pairwise.position", "fit_calibrations": "evalcore.pairwise.position",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["HUMANS", "METHOD_LABEL", "METHOD_NAMES", "POSITION_LABELS", "fmt_interval", "fmt_number"]
+__all__ = ["HUMANS", "METHOD_LABEL", "METHOD_NAMES", "POSITION_LABELS", "PPI_METHOD_NAMES", "fmt_interval", "fmt_number"]
 
 #: The name the humans' rows go by in what a page shows (their ``judge`` is missing in the results).
 HUMANS = "(humans)"
@@ -49,3 +49,8 @@ def fmt_interval(lo: float, hi: float, *, signed: bool = False, prefix: str = ""
         return "no interval"
     f = "{:+.3f}" if signed else "{:.3f}"
     return f"{prefix}[{f.format(lo)}, {f.format(hi)}]"
+
+
+#: The prediction-powered page's methods as the page, its table and its figures name them, in the order shown.
+PPI_METHOD_NAMES = {"human_only": "humans only", "judge_only": "judge only (biased)", "ppi": "PPI (lambda 1)",
+                    "ppi++": "PPI++", "bwrs": "BWRS (Gao et al.)", "ds": "Dawid-Skene (Gao et al.)"}

@@ -86,6 +86,14 @@ HOW_TO_READ = {
         "Trust a gain only where the change's 95% interval in the table excludes 0 and the held-out "
         "(cross-validated) result agrees.",
     ),
+    "ppi": (
+        "The green lines say what the judge is worth: with PPI++, each human label counts as that many, because the "
+        "judge's labels on every item carry the rest of the information.",
+        "In the plot, compare PPI++ (diamond) with humans only: the same target, a narrower interval when the judge "
+        "tracks the humans. The judge alone is often off: that gap is the judge's bias, which PPI++ removes.",
+        "Everything rests on the labelled items being a random sample of the items; the check below looks for "
+        "signs that they were not.",
+    ),
     "alt_test": (
         "The sentence at the top is the verdict: a judge passes when it beats at least half of the annotators, "
         "each tested by leaving that annotator out and asking who agrees better with the rest.",

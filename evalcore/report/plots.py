@@ -17,7 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from ..text import plot_text
-from .display import METHOD_LABEL, METHOD_NAMES, POSITION_LABELS, fmt_number
+from .display import METHOD_LABEL, METHOD_NAMES, POSITION_LABELS, PPI_METHOD_NAMES, fmt_number
 
 RATES = {"percent_agreement", "full_agreement", "pairwise_agreement", "weighted_f1"}
 PALETTE = px.colors.qualitative.Safe
@@ -862,3 +862,73 @@ def winning_rate_figure(curve: pd.DataFrame, *, epsilon: float) -> go.Figure:
     fig.update_layout(title="Winning rate of each judge against epsilon", width=FIGURE_WIDTH)
     return _legend_below(fig, plot_height=300, top=60)
 
+
+
+#: The prediction-powered page's methods' colours.
+PPI_COLORS = {"human_only": "#1f2430", "judge_only": "#adb5bd", "ppi": PALETTE[4], "ppi++": PALETTE[2],
+              "bwrs": WINRATE_COLORS["bwrs"], "ds": WINRATE_COLORS["ds"]}
+
+
+def ppi_forest_figure(rows: pd.DataFrame, *, measure: str, judge: str) -> go.Figure:
+    """The estimates per cell with their intervals, one marker per method (humans only, the judge alone, PPI++,
+    and on comparisons Gao et al.'s BWRS and Dawid-Skene), cells top to bottom in the table's order.
+
+    ``rows`` has ``label, method, estimate, ci_low, ci_high``; ``measure`` names the x-axis.
+    """
+    rows = _inert(rows, ["label"])
+    order = list(dict.fromkeys(rows["label"]))
+    methods = [m for m in PPI_METHOD_NAMES if m in set(rows["method"])]
+    offsets = {m: (i - (len(methods) - 1) / 2) * min(0.16, 0.8 / max(len(methods), 1)) for i, m in enumerate(methods)}
+    ypos = {p: i for i, p in enumerate(order)}
+    fig = go.Figure()
+    for m in methods:
+        g = rows[rows["method"] == m]
+        lo, hi = g["ci_low"].to_numpy(dtype=float), g["ci_high"].to_numpy(dtype=float)
+        est = g["estimate"].to_numpy(dtype=float)
+        fig.add_trace(go.Scatter(
+            x=est, y=[ypos[p] + offsets[m] for p in g["label"]], mode="markers", name=PPI_METHOD_NAMES[m],
+            marker={"color": PPI_COLORS[m], "size": 9, "symbol": "diamond" if m == "ppi++" else "circle"},
+            error_x={"type": "data", "array": np.nan_to_num(hi - est, nan=0).clip(0),
+                     "arrayminus": np.nan_to_num(est - lo, nan=0).clip(0), "visible": True},
+            customdata=np.column_stack([g["label"], lo, hi]),
+            hovertemplate="%{customdata[0]}<br>%{x:.3f}, 95% [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+                          "<extra>" + PPI_METHOD_NAMES[m] + "</extra>"))
+    height = max(300, 44 * len(order) + 170)
+    title = {"mean_score": "Mean human score", "pass_rate": "Humans' pass rate",
+             "win_rate": "Humans' win rate of the first system"}.get(measure, measure)
+    fig.update_layout(title=f"{title}: humans only, {judge} alone, and corrected", height=height, width=FIGURE_WIDTH,
+                      xaxis={"title": {"mean_score": "mean score", "pass_rate": "share of items that pass",
+                                       "win_rate": "win rate (a tie counts 1/2)"}.get(measure, "estimate")},
+                      yaxis={"tickvals": list(range(len(order))), "ticktext": order, "autorange": "reversed"})
+    if measure == "win_rate":
+        fig.add_vline(x=0.5, line={"color": "#999", "dash": "dot"})
+    return _legend_below(fig, plot_height=height - 170, top=60)
+
+
+def ppi_width_figure(curve: pd.DataFrame, *, label: str, share: float | None = None) -> go.Figure:
+    """The what-if curve of one cell: the 95% interval's width against the share of items given human labels, for
+    PPI++ and for humans only (mean over random subsets), the humans-only width with every label as a dashed line,
+    and the share at which PPI++ reaches it marked (dotted), as is the ``share`` chosen (solid)."""
+    fig = go.Figure()
+    for col, m in (("width_human_only", "human_only"), ("width_ppi", "ppi++")):
+        cover = curve["covered_ppi" if m == "ppi++" else "covered_human_only"]
+        fig.add_trace(go.Scatter(
+            x=curve["share"], y=curve[col], mode="lines+markers", name=PPI_METHOD_NAMES[m],
+            line={"color": PPI_COLORS[m]}, customdata=np.column_stack([curve["n_labeled"], cover]),
+            hovertemplate="share %{x:.2f} (%{customdata[0]} labels)<br>width %{y:.3f}<br>"
+                          "holds the full-data value in %{customdata[1]:.0%} of subsets<extra>" + PPI_METHOD_NAMES[m]
+                          + "</extra>"))
+    full = float(curve["full_width_human_only"].iloc[0]) if len(curve) else float("nan")
+    if np.isfinite(full):
+        fig.add_hline(y=full, line={"color": "#868e96", "dash": "dash"},
+                      annotation_text="humans only, every label", annotation_position="bottom left")
+    match = curve["matching_share"].iloc[0] if len(curve) else np.nan
+    if pd.notna(match):
+        fig.add_vline(x=float(match), line={"color": PPI_COLORS["ppi++"], "dash": "dot"},
+                      annotation_text=f"PPI++ reaches it at {float(match):.0%}", annotation_position="top left")
+    if share is not None:
+        fig.add_vline(x=float(share), line={"color": "#1f2430", "width": 1})
+    fig.update_layout(title=f"Interval width against the share of human labels: {label}", height=380,
+                      width=FIGURE_WIDTH, xaxis={"title": "share of items with human labels", "range": [0, 1.02]},
+                      yaxis={"title": "width of the 95% interval", "rangemode": "tozero"})
+    return _legend_below(fig, plot_height=260, top=60)

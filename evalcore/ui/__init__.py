@@ -41,6 +41,11 @@ from .analyses import (
     SYSTEM_MEANS,
     PERPLEXITY_BY_SCORE,
     POSITION,
+    PPI,
+    PPI_BUDGET,
+    PPI_CHECK,
+    PPI_PLAN,
+    PPI_WHAT_IF,
     RATER_PAIRS,
     REPORT,
     SCORE_FREQUENCIES,
@@ -92,7 +97,8 @@ __all__ = [
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
     "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "SYSTEM_MEANS", "LEADERBOARD",
-    "RATER_PAIRS", "REPORT", "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
+    "RATER_PAIRS", "REPORT", "ALT_TEST", "PPI", "PPI_CHECK", "PPI_BUDGET", "PPI_WHAT_IF", "PPI_PLAN",
+    "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",
 ]

@@ -574,8 +574,106 @@ ALT_TEST = Analysis("alt_test", 1, _alt_test_params, _alt_test,
                     label=lambda data, p: f"Testing each judge against every annotator ({p['n_boot']:,} resamples)...")
 
 
+# --------------------------------------------------------------------------- prediction-powered estimates
+
+
+def _ppi_params(*, table: str, by: tuple, judges: tuple | None, pass_at: float | None = None,
+                no_majority: str = "tie", level: float = 0.95, plain: bool = False) -> dict:
+    return {"table": table, "by": list(by), "judges": list(judges) if judges else None,
+            "pass_at": None if pass_at is None else float(pass_at), "no_majority": no_majority,
+            "level": float(level), "plain": bool(plain)}
+
+
+def _ppi_call(data: Dataset, p: dict, ratings: Callable, comparisons: Callable, **extra) -> Any:
+    """One of the pair of prediction-powered functions, by the table: ``ratings(...)`` from
+    :mod:`evalcore.pointwise.ppi` or ``comparisons(...)`` from :mod:`evalcore.pairwise.ppi`."""
+    frame = cache.table(data, p["table"])
+    if p["table"] == RATINGS:
+        return ratings(frame, by=tuple(p["by"]), pass_at=p["pass_at"], **extra)
+    return comparisons(frame, by=tuple(p["by"]), no_majority=p["no_majority"], **extra)
+
+
+def _ppi(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.ppi.ppi_estimates` or :func:`evalcore.pairwise.ppi.ppi_win_rates`."""
+    from ..pairwise.ppi import ppi_win_rates
+    from ..pointwise.ppi import ppi_estimates
+
+    return _ppi_call(data, p, ppi_estimates, ppi_win_rates, judges=_picked(p["judges"]), level=p["level"],
+                     plain=p["plain"])
+
+
+#: The three estimates (humans only, judge only, PPI++) per cell: cheap (closed-form intervals), kept in memory.
+PPI = Analysis("ppi", 1, _ppi_params, _ppi, stored=False)
+
+
+def _ppi_check(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.ppi.ppi_label_check` or :func:`evalcore.pairwise.ppi.win_rate_label_check`."""
+    from ..pairwise.ppi import win_rate_label_check
+    from ..pointwise.ppi import ppi_label_check
+
+    return _ppi_call(data, p, ppi_label_check, win_rate_label_check, judges=_picked(p["judges"]))
+
+
+PPI_CHECK = Analysis("ppi_check", 1, _ppi_params, _ppi_check, stored=False)
+
+
+def _ppi_budget_params(*, half_width: float, cost_label: float | None, cost_judge: float | None, **opts) -> dict:
+    return {**_ppi_params(**opts), "half_width": float(half_width),
+            "cost_label": None if cost_label is None else float(cost_label),
+            "cost_judge": None if cost_judge is None else float(cost_judge)}
+
+
+def _ppi_budget(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.ppi.ppi_budget` or :func:`evalcore.pairwise.ppi.win_rate_budget`."""
+    from ..pairwise.ppi import win_rate_budget
+    from ..pointwise.ppi import ppi_budget
+
+    return _ppi_call(data, p, ppi_budget, win_rate_budget, judges=_picked(p["judges"]), half_width=p["half_width"],
+                     level=p["level"], cost_label=p["cost_label"], cost_judge=p["cost_judge"])
+
+
+PPI_BUDGET = Analysis("ppi_budget", 1, _ppi_budget_params, _ppi_budget, stored=False)
+
+
+def _ppi_what_if_params(*, repeats: int, seed: int, **opts) -> dict:
+    return {**_ppi_params(**opts), "repeats": int(repeats), "seed": int(seed)}
+
+
+def _ppi_what_if(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.ppi.ppi_what_if` or :func:`evalcore.pairwise.ppi.win_rate_what_if`."""
+    from ..pairwise.ppi import win_rate_what_if
+    from ..pointwise.ppi import ppi_what_if
+
+    return _ppi_call(data, p, ppi_what_if, win_rate_what_if, judges=_picked(p["judges"]), repeats=p["repeats"],
+                     level=p["level"], seed=p["seed"])
+
+
+PPI_WHAT_IF = Analysis("ppi_what_if", 1, _ppi_what_if_params, _ppi_what_if,
+                       label=lambda data, p: f"Drawing {p['repeats']} random label subsets per share...")
+
+
+def _ppi_plan_params(*, m: int, judge: str | None, seed: int, **opts) -> dict:
+    return {**_ppi_params(judges=None, **opts), "m": int(m), "judge": judge, "seed": int(seed)}
+
+
+def _ppi_plan(data: Dataset, p: dict, progress: Progress):
+    """:func:`evalcore.pointwise.ppi.ppi_plan` or :func:`evalcore.pairwise.ppi.win_rate_plan` (a LabelPlan)."""
+    from ..pairwise.ppi import win_rate_plan
+    from ..pointwise.ppi import ppi_plan
+
+    frame = cache.table(data, p["table"])
+    if p["table"] == RATINGS:
+        return ppi_plan(frame, m=p["m"], by=tuple(p["by"]), judge=p["judge"], pass_at=p["pass_at"], seed=p["seed"])
+    return win_rate_plan(frame, m=p["m"], by=tuple(p["by"]), judge=p["judge"], no_majority=p["no_majority"],
+                         seed=p["seed"])
+
+
+PPI_PLAN = Analysis("ppi_plan", 1, _ppi_plan_params, _ppi_plan, stored=False)
+
+
 #: Every declared analysis, by name.
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
                                 SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
-                                CALIBRATIONS, META, SYSTEM_MEANS, LEADERBOARD, RATER_PAIRS, REPORT, ALT_TEST)}
+                                CALIBRATIONS, META, SYSTEM_MEANS, LEADERBOARD, RATER_PAIRS, REPORT, ALT_TEST, PPI, PPI_CHECK, PPI_BUDGET,
+                                PPI_WHAT_IF, PPI_PLAN)}

@@ -4,7 +4,8 @@ pytest-xdist every browser test runs on the same worker (tests/conftest.py), so 
 
 The server's workspace holds the datasets the tests open, stored before it starts: the sample (as its button
 stores it, so the button finds it), a second dataset with other judges and systems, the hostile-names payload,
-and, with the real data present, LLMBar's rating files alone and HANNA with two of them. A result one test
+and, with the real data present, LLMBar's rating files alone, HANNA with two of them, and HANNA with human labels
+on a fifth of its stories. A result one test
 computes is cached for the next, as on a real server.
 """
 
@@ -48,6 +49,21 @@ def _other_tables(tmp: Path) -> dict:
     return {"ratings": load(unseen_file(tmp / "unseen.csv")).frame, "comparisons": comparisons}
 
 
+#: HANNA with two judges, and the annotators' labels kept on a seeded random fifth of the stories.
+HANNA_FIFTH = "HANNA, a fifth labelled"
+HANNA_FIFTH_JUDGES = ("ChatGPT/prompt1", "Mistral-7B/prompt1")
+
+
+def hanna_fifth(hanna):
+    import numpy as np
+
+    items = hanna["item_id"].drop_duplicates()
+    keep = set(items.sample(frac=0.2, random_state=np.random.default_rng(5)))
+    human = hanna["rater_kind"] == "human"
+    rows = (human & hanna["item_id"].isin(keep)) | (~human & hanna["rater"].isin(HANNA_FIFTH_JUDGES))
+    return hanna[rows].reset_index(drop=True)
+
+
 def _store_datasets(path: Path, tmp: Path) -> dict[str, str]:
     """The shared workspace's datasets; their ids by name."""
     from evalcore.data.ingest import load, load_samples
@@ -71,8 +87,9 @@ def _store_datasets(path: Path, tmp: Path) -> dict[str, str]:
         # Adversarial/Neighbor (scores of both outputs, both orders).
         gpt4 = load([LLMBAR / f"{sub}/evaluators/GPT-4/Rating_NoRules/result.json"
                      for sub in ("Natural", "Adversarial/Neighbor")], preset="llmbar").frame
-        ids["HANNA + LLMBar"] = ws.save_dataset("HANNA + LLMBar", {"ratings": load(HANNA, preset="hanna").frame,
-                                                                  "comparisons": gpt4})
+        hanna = load(HANNA, preset="hanna").frame
+        ids["HANNA + LLMBar"] = ws.save_dataset("HANNA + LLMBar", {"ratings": hanna, "comparisons": gpt4})
+        ids[HANNA_FIFTH] = ws.save_dataset(HANNA_FIFTH, {"ratings": hanna_fifth(hanna)})
     return ids
 
 

@@ -8,7 +8,7 @@ import tomllib
 
 from tests.helpers import ROOT
 
-COMMANDS = ("validate", "agreement", "alt-test", "bias", "winrate", "superficial", "position", "report")
+COMMANDS = ("validate", "agreement", "alt-test", "bias", "winrate", "superficial", "position", "report", "ppi")
 
 
 def test_python_m_evalcore_cli_help_runs_as_a_process():

@@ -24,6 +24,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evalcore.text import md, plot_text
+from tests.app.apptest import PAGES
 from tests.helpers import ROOT
 
 #: Every link and image of the payload points here.
@@ -267,9 +268,6 @@ def raw_markdown(texts: list[str]) -> list[str]:
     """The Markdown sources that hold payload markup unescaped (a link, an image, bold, a tag, a break)."""
     return [t for t in texts if RAW_MARKDOWN.search(t)]
 
-
-PAGES = ["app_pages/0_Home.py", "app_pages/1_Agreement.py", "app_pages/2_Bias.py", "app_pages/3_Win_rates.py",
-         "app_pages/4_Superficial_quality.py", "app_pages/5_Position_bias.py"]
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ def with_humans_named(table: pd.DataFrame, *, label: str = HUMANS) -> pd.DataFra
 
 
 def judge_names(ratings: pd.DataFrame) -> list:
-    """The judges of a ratings table, sorted."""
+    """The judges of a ratings or comparisons table, sorted."""
     return sorted(ratings.loc[ratings["rater_kind"] == JUDGE, "rater"].unique())
 
 

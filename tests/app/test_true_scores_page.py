@@ -1,0 +1,106 @@
+"""The True scores page (AppTest): on the sample with human labels on a fifth of its items, the page's estimates
+equal the library's and ``evalcore ppi``'s; comparisons give the win rates; a fully labelled file gets the what-if
+curve at once; a dataset switch in the middle of the page."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.data.ingest import load_samples
+from evalcore.pairwise.ppi import ppi_win_rates
+from evalcore.pointwise.ppi import ppi_estimates, ppi_what_if
+from tests.app.apptest import TRUE_SCORES as PAGE, open_page
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow
+
+JUDGE = "gpt-4/per-criterion"
+
+
+def _fifth(frame: pd.DataFrame, seed: int = 1) -> pd.DataFrame:
+    """``frame`` with the human labels kept on a seeded random fifth of its items."""
+    items = frame["item_id"].unique()
+    keep = set(np.random.default_rng(seed).choice(items, len(items) // 5, replace=False))
+    return frame[(frame["rater_kind"] != "human") | frame["item_id"].isin(keep)].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return {kind: ing.frame for kind, ing in load_samples().items()}
+
+
+def _table(at, column: str = "95% interval") -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def _interval(lo: float, hi: float) -> str:
+    return f"[{lo:.3f}, {hi:.3f}]"
+
+
+def test_page_without_data_says_what_to_do(ws):
+    at = open_page(PAGE)
+    assert not at.exception
+    assert any("Load the sample data" in i.value for i in at.info)
+
+
+def test_a_fifth_labelled_equals_the_library_and_the_cli(ws, samples, tmp_path):
+    part = {kind: _fifth(f) for kind, f in samples.items()}
+    at = open_page(PAGE, dataset=ws.save_dataset("fifth", part))
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    ref = ppi_estimates(part["ratings"], judges=[JUDGE])
+    shown = _table(at)
+    tuned = ref[ref["method"] == "ppi++"]
+    page = shown[shown["method"] == "PPI++"]
+    assert list(page["estimate"]) == list(tuned["estimate"].round(3))
+    assert list(page["95% interval"]) == [_interval(lo, hi) for lo, hi in zip(tuned["ci_low"], tuned["ci_high"])]
+    assert any("each human label counts as" in s.value for s in at.success)
+    # The same numbers from the CLI, on the same rows written to a file.
+    path = tmp_path / "fifth.csv"
+    part["ratings"].to_csv(path, index=False)
+    out = subprocess.run([sys.executable, "-m", "evalcore.cli", "ppi", str(path), "--judge", JUDGE, "--json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    records = pd.DataFrame(json.loads(out.stdout))
+    cli = records[(records["method"] == "ppi++") & (records["judge"] == JUDGE)]
+    np.testing.assert_allclose(cli["estimate"].to_numpy(float), tuned["estimate"].to_numpy(float), atol=1e-12)
+    np.testing.assert_allclose(cli["ci_low"].to_numpy(float), tuned["ci_low"].to_numpy(float), atol=1e-12)
+
+    # Comparisons: the humans' win rate per pair, from the same page.
+    at.radio(key="tp_table").set_value("comparisons").run()
+    assert not at.exception, [e.value for e in at.exception]
+    judge = at.multiselect(key="tp_judges").value[0]
+    ref = ppi_win_rates(part["comparisons"], judges=[judge])
+    tuned = ref[ref["method"] == "ppi++"]
+    page = _table(at)
+    page = page[page["method"] == "PPI++"]
+    assert list(page["95% interval"]) == [_interval(lo, hi) for lo, hi in zip(tuned["ci_low"], tuned["ci_high"])]
+    assert at.dataframe[-1].value["new labels"].sum() == 50  # the plan of the next 50 labels
+
+
+def test_fully_labelled_draws_the_what_if_curve_and_switching_dataset_keeps_the_page(ws, samples):
+    full = ws.save_dataset("sample", samples)
+    part = ws.save_dataset("fifth", {kind: _fifth(f) for kind, f in samples.items()})
+    at = open_page(PAGE, dataset=full)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Every item here has human labels" in s.value for s in at.success)
+    curve = ppi_what_if(samples["ratings"], judges=[JUDGE], repeats=20, seed=0)
+    first = curve[curve["criterion"] == curve["criterion"].iloc[0]].sort_values("share")
+    row = first.iloc[3]  # the slider opens at 20%
+    sentence = next(m.value for m in at.markdown if "of the items labelled" in m.value)
+    assert f"{row['width_ppi']:.3f} wide" in sentence and f"{int(row['n_labeled']):,} human labels" in sentence
+    at.select_slider(key="tp_wi_share").set_value(0.5).run()
+    row = first[np.isclose(first["share"], 0.5)].iloc[0]
+    assert f"{row['width_ppi']:.3f} wide" in next(m.value for m in at.markdown if "of the items labelled" in m.value)
+    # Another dataset, chosen in the sidebar in the middle of the page: its own numbers, no error.
+    at.selectbox(key="sidebar_dataset").set_value(part).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("each human label counts as" in s.value for s in at.success)
+    assert _table(at)["unlabelled"].max() > 0
