@@ -37,6 +37,8 @@ PAGES = (
     PageSpec("app_pages/6_Alt_test.py", "Alt-Test", "Alt_test", "🧑‍⚖️", "Can the judge replace the annotators?"),
     PageSpec("app_pages/7_True_scores.py", "True scores", "True_scores", "🎯",
              "What would the humans have said on every item, from a few of their labels?"),
+    PageSpec("app_pages/8_Leaderboard.py", "Leaderboard", "Leaderboard", "🏅",
+             "Which system is best, by the humans and by each judge?"),
 )
 
 

@@ -81,6 +81,9 @@ _WHERE = {
     "win_rates": "evalcore.pairwise.winrate", "estimate_all": "evalcore.pairwise.winrate",
     "position_report": "evalcore.pairwise.position", "fit_calibrations": "evalcore.pairwise.position",
     "superficial_accuracy": "evalcore.pairwise.superficial", "length_controlled": "evalcore.pairwise.superficial",
+    "system_leaderboard": "evalcore.pairwise.leaderboard_systems",
+    "ranking_agreement": "evalcore.pairwise.leaderboard_systems", "rank_moves": "evalcore.pairwise.leaderboard_systems",
+    "ppi_leaderboard": "evalcore.pairwise.ppi_bt",
     "html_report": "evalcore.report.html",
 }
 

@@ -5,7 +5,7 @@ the input prints one line on stderr (``evalcore: error: ...``) and exits with st
 a traceback never reaches the user.
 
 One module per command (:mod:`.validate`, :mod:`.agreement`, :mod:`.bias`, :mod:`.winrate`,
-:mod:`.superficial`, :mod:`.position`, :mod:`.report`, :mod:`.alt_test`, :mod:`.ppi`),
+:mod:`.superficial`, :mod:`.position`, :mod:`.report`, :mod:`.alt_test`, :mod:`.ppi`, :mod:`.leaderboard`),
 each with ``add_parser(sub)`` and ``run(args)``; the input options, loading and output helpers
 they share are in :mod:`.options`.
 """
@@ -33,11 +33,11 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The ``evalcore`` argument parser with its subcommands."""
     # Imported here, not at the top: main() first starts reading the input (see _read_ahead).
-    from . import agreement, alt_test, bias, position, ppi, report, superficial, validate, winrate
+    from . import agreement, alt_test, bias, leaderboard, position, ppi, report, superficial, validate, winrate
 
     parser = _Parser(prog="evalcore", description="Audit LLM judges against human annotators.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in (validate, agreement, alt_test, bias, winrate, superficial, position, report, ppi):
+    for command in (validate, agreement, alt_test, bias, winrate, superficial, position, report, ppi, leaderboard):
         command.add_parser(sub)
     return parser
 
@@ -113,7 +113,8 @@ def _exit(status: int) -> None:
 
 
 #: The commands that read an input file with evalcore's readers.
-_READERS = ("validate", "agreement", "alt-test", "bias", "winrate", "superficial", "position", "report", "ppi")
+_READERS = ("validate", "agreement", "alt-test", "bias", "winrate", "superficial", "position", "report", "ppi",
+            "leaderboard")
 
 
 def _read_ahead(argv: list[str]) -> str | None:

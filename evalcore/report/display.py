@@ -39,15 +39,16 @@ def fmt_number(v: float | None) -> str:
     return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
 
 
-def fmt_interval(lo: float, hi: float, *, signed: bool = False, prefix: str = "") -> str:
-    """An interval as ``prefix[lo, hi]`` to 3 decimals (``signed``: with a sign), ``no interval`` when undefined.
+def fmt_interval(lo: float, hi: float, *, signed: bool = False, prefix: str = "", digits: int = 3) -> str:
+    """An interval as ``prefix[lo, hi]`` to ``digits`` decimals (``signed``: with a sign), ``no interval`` when
+    undefined.
 
-    >>> fmt_interval(0.4, 0.61, prefix="95% "), fmt_interval(-0.02, 0.1, signed=True)
-    ('95% [0.400, 0.610]', '[-0.020, +0.100]')
+    >>> fmt_interval(0.4, 0.61, prefix="95% "), fmt_interval(-0.02, 0.1, signed=True), fmt_interval(2, 5, digits=0)
+    ('95% [0.400, 0.610]', '[-0.020, +0.100]', '[2, 5]')
     """
     if lo != lo or hi != hi:
         return "no interval"
-    f = "{:+.3f}" if signed else "{:.3f}"
+    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
     return f"{prefix}[{f.format(lo)}, {f.format(hi)}]"
 
 

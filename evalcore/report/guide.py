@@ -86,6 +86,14 @@ HOW_TO_READ = {
         "Trust a gain only where the change's 95% interval in the table excludes 0 and the held-out "
         "(cross-validated) result agrees.",
     ),
+    "systems": (
+        "The sentence at the top answers 'would we ship the same system if we trusted this judge?': the same top "
+        "system or not, how close its order is to the humans' (Kendall's tau), and the largest move.",
+        "In the plot, each row is a system in the humans' order; where a judge's marker sits far from the humans' "
+        "with intervals that do not overlap, the judge ranks that system differently.",
+        "Style control asks who wins at equal length (and markdown): a judge that moves a lot under it was "
+        "rewarding style.",
+    ),
     "ppi": (
         "The green lines say what the judge is worth: with PPI++, each human label counts as that many, because the "
         "judge's labels on every item carry the rest of the information.",

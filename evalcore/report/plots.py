@@ -932,3 +932,35 @@ def ppi_width_figure(curve: pd.DataFrame, *, label: str, share: float | None = N
                       width=FIGURE_WIDTH, xaxis={"title": "share of items with human labels", "range": [0, 1.02]},
                       yaxis={"title": "width of the 95% interval", "rangemode": "tozero"})
     return _legend_below(fig, plot_height=260, top=60)
+
+
+def systems_forest_figure(rows: pd.DataFrame, *, measure: str = "elo", title: str) -> go.Figure:
+    """The systems leaderboard per source: one row per system (the humans' order, best at the top), one marker per
+    source (humans, each judge, corrected) with its 95% interval.
+
+    ``rows`` has ``rater, system, estimate, ci_low, ci_high`` (:func:`evalcore.report.views.systems.forest_rows`).
+    """
+    rows = _inert(rows, ["rater", "system"])
+    order = list(dict.fromkeys(rows["system"]))
+    raters = list(dict.fromkeys(rows["rater"]))
+    ypos = {s: i for i, s in enumerate(order)}
+    step = min(0.16, 0.8 / max(len(raters), 1))
+    colors = {r: ("#1f2430" if i == 0 and r == "humans" else PALETTE[i % len(PALETTE)]) for i, r in enumerate(raters)}
+    fig = go.Figure()
+    for i, r in enumerate(raters):
+        g = rows[rows["rater"] == r]
+        est, lo, hi = (g[c].to_numpy(dtype=float) for c in ("estimate", "ci_low", "ci_high"))
+        fig.add_trace(go.Scatter(
+            x=est, y=[ypos[s] + (i - (len(raters) - 1) / 2) * step for s in g["system"]], mode="markers", name=r,
+            marker={"color": colors[r], "size": 9, "symbol": "diamond" if r.startswith("ppi") else "circle"},
+            error_x={"type": "data", "array": np.nan_to_num(hi - est, nan=0).clip(0),
+                     "arrayminus": np.nan_to_num(est - lo, nan=0).clip(0), "visible": True},
+            customdata=np.column_stack([g["system"], lo, hi]),
+            hovertemplate="%{customdata[0]}<br>%{x:.3f}, 95% [%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra>"
+                          + str(r) + "</extra>"))
+    height = max(300, 48 * len(order) + 170)
+    axis = {"elo": "Elo-scale score (1000 = the average system; 400/ln 10 per logit)",
+            "bt_score": "Bradley-Terry score (log-odds, mean 0)"}.get(measure, measure)
+    fig.update_layout(title=title, width=FIGURE_WIDTH, xaxis={"title": axis},
+                      yaxis={"tickvals": list(range(len(order))), "ticktext": order, "autorange": "reversed"})
+    return _legend_below(fig, plot_height=height - 170, top=60)

@@ -50,6 +50,7 @@ from .analyses import (
     REPORT,
     SCORE_FREQUENCIES,
     SUPERFICIAL_CURVE,
+    SYSTEMS,
     WINRATE,
     WINRATE_ALL,
     WINRATE_CURVE,
@@ -97,7 +98,7 @@ __all__ = [
     "Analysis", "AGREEMENT", "CLASS_DISTRIBUTION", "BIAS", "SCORE_FREQUENCIES", "PERPLEXITY_BY_SCORE",
     "CRITERION_CORRELATIONS", "CONDITIONAL_DISTRIBUTION", "WINRATE", "WINRATE_ALL", "WINRATE_CURVE",
     "SUPERFICIAL_CURVE", "LENGTH_CONTROLLED", "POSITION", "CALIBRATIONS", "META", "SYSTEM_MEANS", "LEADERBOARD",
-    "RATER_PAIRS", "REPORT", "ALT_TEST", "PPI", "PPI_CHECK", "PPI_BUDGET", "PPI_WHAT_IF", "PPI_PLAN",
+    "RATER_PAIRS", "REPORT", "ALT_TEST", "PPI", "PPI_CHECK", "PPI_BUDGET", "PPI_WHAT_IF", "PPI_PLAN", "SYSTEMS",
     "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
     # warm-up
     "warm_up_for_current", "warm_up_winrate",

@@ -671,9 +671,30 @@ def _ppi_plan(data: Dataset, p: dict, progress: Progress):
 PPI_PLAN = Analysis("ppi_plan", 1, _ppi_plan_params, _ppi_plan, stored=False)
 
 
+# --------------------------------------------------------------------------- systems leaderboard
+
+
+def _systems_params(*, judges: tuple | None, style: str | None, corrected: bool, n_boot: int, seed: int) -> dict:
+    return {"judges": list(judges) if judges else None, "style": style, "corrected": bool(corrected),
+            "n_boot": int(n_boot), "seed": int(seed)}
+
+
+def _systems(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pairwise.leaderboard_systems.system_leaderboard` on the dataset's comparisons."""
+    from ..pairwise.leaderboard_systems import system_leaderboard
+
+    return system_leaderboard(cache.table(data, COMPARISONS), judges=_picked(p["judges"]), style=p["style"],
+                              corrected=p["corrected"], n_boot=p["n_boot"], seed=p["seed"])
+
+
+SYSTEMS = Analysis("systems_leaderboard", 1, _systems_params, _systems,
+                   label=lambda data, p: f"Fitting Bradley-Terry for the humans and every judge "
+                                         f"({p['n_boot']:,} resamples)...")
+
+
 #: Every declared analysis, by name.
 ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
                                 SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
                                 CALIBRATIONS, META, SYSTEM_MEANS, LEADERBOARD, RATER_PAIRS, REPORT, ALT_TEST, PPI, PPI_CHECK, PPI_BUDGET,
-                                PPI_WHAT_IF, PPI_PLAN)}
+                                PPI_WHAT_IF, PPI_PLAN, SYSTEMS)}

@@ -149,9 +149,10 @@ def has_result(data: Dataset, key: str, *, stored: bool = True) -> bool:
 
 def _with_progress(compute: Callable[[Progress], Any], label: str) -> Any:
     bar = st.progress(0.0, text=label)
-    out = compute(lambda f: bar.progress(min(max(f, 0.0), 1.0), text=label))
-    bar.empty()
-    return out
+    try:
+        return compute(lambda f: bar.progress(min(max(f, 0.0), 1.0), text=label))
+    finally:  # a failed computation's message is shown alone, not under a bar left half-way
+        bar.empty()
 
 
 def _with_spinner(compute: Callable[[Progress], Any], label: str | None) -> Any:

@@ -19,7 +19,8 @@ SUPERFICIAL = "app_pages/4_Superficial_quality.py"
 POSITION = "app_pages/5_Position_bias.py"
 ALT_TEST = "app_pages/6_Alt_test.py"
 TRUE_SCORES = "app_pages/7_True_scores.py"
-PAGES = [HOME, AGREEMENT, BIAS, WIN_RATES, SUPERFICIAL, POSITION, ALT_TEST, TRUE_SCORES]
+LEADERBOARD = "app_pages/8_Leaderboard.py"
+PAGES = [HOME, AGREEMENT, BIAS, WIN_RATES, SUPERFICIAL, POSITION, ALT_TEST, TRUE_SCORES, LEADERBOARD]
 
 
 def open_page(page: str | None = None, *, dataset: str | None = None, timeout: int = 300, run: bool = True,

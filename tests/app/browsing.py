@@ -41,7 +41,7 @@ FEW = {"ag_boot": 50, "bi_boot": 50, "sq_boot": 200, "pb_boot": 200}
 #: Every page: its title in the navigation and its URL path (app.py declares them).
 PAGES = {"Home": "", "Agreement": "Agreement", "Bias": "Bias", "Win rates": "Win_rates",
          "Superficial quality": "Superficial_quality", "Position bias": "Position_bias", "Alt-Test": "Alt_test",
-         "True scores": "True_scores"}
+         "True scores": "True_scores", "Leaderboard": "Leaderboard"}
 
 
 def chromium() -> str:

@@ -8,7 +8,8 @@ import tomllib
 
 from tests.helpers import ROOT
 
-COMMANDS = ("validate", "agreement", "alt-test", "bias", "winrate", "superficial", "position", "report", "ppi")
+COMMANDS = ("validate", "agreement", "alt-test", "bias", "winrate", "superficial", "position", "report", "ppi",
+            "leaderboard")
 
 
 def test_python_m_evalcore_cli_help_runs_as_a_process():

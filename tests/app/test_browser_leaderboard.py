@@ -1,0 +1,64 @@
+"""Browser test of the Leaderboard page: PandaLM's three files uploaded through the browser (its format detected)
+show the systems' scores by the humans and by each judge with intervals, and how far each judge moves the
+ranking; ``evalcore leaderboard`` on the same files prints the same numbers."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.app.browsing import SHOTS, act, dataset_in_url, exceptions, settle, visit
+from tests.helpers import PANDALM, ROOT
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+#: The forest plot's traces as drawn (plotly's decoded ``_fullData``): source, scores, systems, intervals.
+_TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')][0]._fullData.map(t => ({
+  name: t.name, x: Array.from(t.x), system: Array.from(t.customdata, c => c[0]),
+  lo: Array.from(t.customdata, c => +c[1]), hi: Array.from(t.customdata, c => +c[2])}))"""
+
+
+def test_pandalm_uploaded_shows_each_sources_leaderboard_as_the_cli_does(browser, app):
+    if not PANDALM.exists():
+        pytest.skip("../shared/datasets/pandalm not found: this test uploads PandaLM's real files")
+    server, _ = app
+    files = sorted(str(p) for p in PANDALM.glob("*.json"))
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    visit(page, server)
+    page.get_by_role("tab", name=re.compile("Upload a file")).click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
+    page.get_by_role("button", name="Import").wait_for(timeout=90_000)
+    settle(page)
+    act(page, page.get_by_role("button", name="Import").click, timeout=120_000)
+    settle(page)
+    assert not exceptions(page), exceptions(page)
+    dataset = dataset_in_url(page)
+
+    visit(page, server, "Leaderboard", dataset=dataset)
+    assert not exceptions(page), exceptions(page)
+    page.screenshot(path=str(SHOTS / "page_Leaderboard_pandalm_upload.png"), full_page=True)
+    verdict = page.locator('[data-testid="stAlert"]').first.inner_text()
+    traces = page.evaluate(_TRACES)
+    assert [t["name"] for t in traces] == ["humans", "gpt-3.5-turbo", "pandalm-7b"]
+
+    cli = subprocess.run([sys.executable, "-m", "evalcore.cli", "leaderboard", *files, "--json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert cli.returncode == 0, cli.stderr
+    records = pd.DataFrame(json.loads(cli.stdout))
+    for t in traces:  # each source's five systems, Elo scale, with the CLI's intervals
+        want = records[(records["rater"] == t["name"]) & (records["measure"] == "elo")].set_index("system")
+        got = pd.DataFrame({k: t[k] for k in ("x", "lo", "hi")}, index=t["system"])
+        assert len(got) == 5
+        np.testing.assert_allclose(got["x"], want.loc[got.index, "estimate"], atol=1e-6)
+        np.testing.assert_allclose(got["lo"], want.loc[got.index, "ci_low"], atol=1e-6)
+        np.testing.assert_allclose(got["hi"], want.loc[got.index, "ci_high"], atol=1e-6)
+    # How far each judge moves the ranking: the verdict quotes the CLI's tau for every judge.
+    for judge in ("gpt-3.5-turbo", "pandalm-7b"):
+        tau = records[(records["rater"] == judge) & (records["measure"] == "ranking_tau")]["estimate"].iloc[0]
+        assert f"{judge} orders " in verdict and f"Kendall's tau {tau:.2f}" in verdict.split(f"{judge} orders ")[1]
