@@ -158,11 +158,8 @@ def test(rest: list[str]) -> int:
     if not fast:
         _ensure_chromium()
     start = time.monotonic()
-    # The suite runs on every core (pytest-xdist) unless told otherwise, and names its 15 slowest tests. The whole
-    # suite takes one worker more than there are cores: the worker that drives the browser tests mostly waits while
-    # the app's server and Chromium (other processes) work, and an extra worker keeps every core busy meanwhile.
-    workers = "auto" if fast else str((os.cpu_count() or 1) + 1)
-    spread = [] if any(a == "-n" or a.startswith(("-n=", "--numprocesses")) for a in rest) else ["-n", workers]
+    # The suite runs on every core (pytest-xdist) unless told otherwise, and names its 15 slowest tests.
+    spread = [] if any(a == "-n" or a.startswith(("-n=", "--numprocesses")) for a in rest) else ["-n", "auto"]
     # The smoke tests repeat, in short, what the suite tests in full; they run at the floors (dev.py floors).
     select = FAST if fast else ["--ignore=tests/smoke"]
     code = subprocess.call([py, "-m", "pytest", *spread, "--durations=15", *select, *rest], cwd=ROOT)

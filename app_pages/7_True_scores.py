@@ -22,6 +22,7 @@ import streamlit as st
 from evalcore import ui
 from evalcore.columns import COMPARISONS, RATINGS, segment_columns
 from evalcore.report import plots
+from evalcore.report.guide import PPI_METHOD
 from evalcore.report.views import common
 from evalcore.report.views import ppi as views
 from evalcore.text import md
@@ -58,6 +59,8 @@ def header() -> None:
                "judge tracks them.")
     st.info(RANDOM_SAMPLE, icon=":material/shuffle:")
     ui.how_to_read("ppi")
+    with st.expander("The method: PPI++ in four lines"):
+        st.markdown(PPI_METHOD)
 
 
 def _table_kind() -> str | None:
@@ -132,8 +135,9 @@ def bayes_section(sel: Selection, judge: str, table, rows):
     bayes = [r for m in ("bwrs", "ds") for r in ui.WINRATE_ALL.result(
         method=m, prior="ratio:1", baseline=None, judges=(judge,), ties="drop", seed=0, ood_auto=False)]
     st.caption("BWRS and Dawid-Skene drop the humans' ties and estimate the share of non-tied items the first system "
-               "wins; PPI counts a tie as 1/2, so the two can differ where ties are common. Their method notes are "
-               "on the **Win rates** page.")
+               "wins; PPI counts a tie as 1/2, so the two can differ where ties are common.")
+    ui.page_link("app_pages/3_Win_rates.py", label="Their method notes: the last tab of the Win rates page",
+                 icon=":material/menu_book:")
     return views.with_bayes(rows, bayes, table)
 
 

@@ -18,6 +18,26 @@ AGREEMENT = """
 """
 
 #: The Win rates page's guide.
+PPI_METHOD = """
+**The estimate.** The judge labels all N + n items, the humans n of them, a random sample. With Y the humans'
+answer on an item and Ŷ the judge's, PPI++ estimates the humans' mean over all items as
+θ = λ·mean of Ŷ over the N unlabelled items + mean of (Y − λŶ) over the n labelled ones
+(Angelopoulos et al., Science 2023; Angelopoulos, Duchi & Zrnic 2023). The second term measures the judge's error
+where both answered and removes it: whatever the judge's bias, θ targets the humans' mean.
+
+**λ, the weight given to the judge,** is tuned to make the interval narrowest: λ = Cov(Y, Ŷ) / ((1 + n/N)·Var(Ŷ)),
+clipped to [0, 1]. A judge that does not track the humans gets λ near 0, and the estimate falls back to the humans'
+own; plain PPI always uses λ = 1.
+
+**The interval** is θ ± z·√(Var(λŶ)/N + Var(Y − λŶ)/n), as `ppi_py.ppi_mean_ci` computes it. Its **worth in
+human labels** is n times the ratio of the humans-only variance to PPI++'s: the labels the humans alone would
+need for the same width. Per group (strata), the overall estimate weights each group by its share of the items.
+
+**The assumption.** The intervals hold only when the labelled items are a random sample of all items. Choosing
+which items to label from the judge's answers (or by difficulty, or one group first) breaks them: plan the next
+labels with the seeded random sample below, never by the judge's answer.
+"""
+
 WIN_RATES = """
 **p, k, q0, q1.** p is the share of items on which humans prefer the first system. A judge's raw win rate
 k mixes p with the judge's mistakes: k = p·q0 + (1−p)·(1−q1), where q0 is how often the judge picks the
@@ -50,7 +70,8 @@ HOW_TO_READ = {
         "Load the sample data or upload a file of judge scores and human annotations (one row per judgment, or "
         "one column per rater); the summary says which analyses it unlocks.",
         "Each page in the sidebar answers one question: can the judge be trusted (Agreement), how is it biased "
-        "(Bias, Superficial quality, Position bias), what are the corrected numbers (Win rates).",
+        "(Bias, Superficial quality, Position bias), can it replace the annotators (Alt-Test), what are the true "
+        "numbers (Win rates, True scores), and which system is best (Leaderboard).",
         "**Build the HTML report** under the dataset's summary: one file to hand over, with the verdict per judge "
         "first and the evidence below it.",
     ),

@@ -79,6 +79,7 @@ from .state import (
     is_sample,
     no_dataset_message,
     in_url,
+    page_link,
     require_table,
     set_current,
     shell,
@@ -89,7 +90,7 @@ from .warmup import warm_up_for_current, warm_up_winrate
 __all__ = [
     # state
     "FLAG_RULE", "AuditOptions", "TABLE_LABEL", "choice", "choices", "current_info", "current_table", "datasets", "download_csv", "guard",
-    "home_link", "is_sample", "in_url", "no_dataset_message", "require_table", "set_current", "shell", "workspace",
+    "home_link", "is_sample", "in_url", "no_dataset_message", "page_link", "require_table", "set_current", "shell", "workspace",
     # layout
     "figure", "how_to_read", "lazy_tabs", "paginate",
     # messages

@@ -543,7 +543,8 @@ def _summary(dataset_id: str, kind: str, stamp: str, _frame: pd.DataFrame) -> tu
 #: The page of each name in :data:`evalcore.report.views.home.ANALYSIS_PAGES`.
 PAGES = {"Agreement": "app_pages/1_Agreement.py", "Bias": "app_pages/2_Bias.py", "Win rates": "app_pages/3_Win_rates.py",
          "Superficial quality": "app_pages/4_Superficial_quality.py", "Position bias": "app_pages/5_Position_bias.py",
-         "Alt-Test": "app_pages/6_Alt_test.py"}
+         "Alt-Test": "app_pages/6_Alt_test.py", "True scores": "app_pages/7_True_scores.py",
+         "Leaderboard": "app_pages/8_Leaderboard.py"}
 
 
 def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:
@@ -557,9 +558,11 @@ def unlocks_section(dataset_id: str, kind: str, av: pd.DataFrame) -> None:
     if not pages:
         st.info(f"No page can use these {TABLE_LABEL[kind]} yet: the table above says what each analysis would "
                 "need.", icon=":material/info:")
-    for name, col in zip(pages, st.columns(max(len(pages), 1))):
-        col.page_link(PAGES[name], label=f"Open {name}", icon=":material/arrow_forward:",
-                      query_params={PARAM: dataset_id})
+    per_row = 3  # a link's label stays on one line in a narrow window
+    for start in range(0, len(pages), per_row):
+        for name, col in zip(pages[start:start + per_row], st.columns(per_row)):
+            col.page_link(PAGES[name], label=f"Open {name}", icon=":material/arrow_forward:",
+                          query_params={PARAM: dataset_id})
 
 
 def report_section(name: str, kind: str) -> None:

@@ -168,6 +168,12 @@ def home_link(label: str = "Go to the home page") -> None:
     st.page_link(HOME, label=label, icon=":material/home:", query_params={PARAM: did} if did else None)
 
 
+def page_link(page: str, *, label: str, icon: str | None = None) -> None:
+    """A link to another page (its file, as ``app.py`` declares it) that keeps this tab's dataset."""
+    did = current_id()
+    st.page_link(page, label=label, icon=icon, query_params={PARAM: did} if did else None)
+
+
 def no_dataset_message(*, home: bool = False) -> str:
     """Why no dataset is open in this tab, and what to do (``home``: worded for the landing page)."""
     where = ("open one under **Saved datasets** or in the sidebar, or click **Load the sample data**" if home else

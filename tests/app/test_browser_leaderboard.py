@@ -1,4 +1,5 @@
-"""Browser test of the Leaderboard page: PandaLM's three files uploaded through the browser (its format detected)
+"""Browser test of the Leaderboard page: PandaLM's three files uploaded through the browser (its format detected;
+the same files uploaded again open the dataset they made)
 show the systems' scores by the humans and by each judge with intervals, and how far each judge moves the
 ranking; ``evalcore leaderboard`` on the same files prints the same numbers."""
 
@@ -33,10 +34,13 @@ def test_pandalm_uploaded_shows_each_sources_leaderboard_as_the_cli_does(browser
     visit(page, server)
     page.get_by_role("tab", name=re.compile("Upload a file")).click()
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
-    page.get_by_role("button", name="Import").wait_for(timeout=90_000)
+    # The same files uploaded before on this server (the Win rates test does) open the dataset they made.
+    button = page.get_by_role("button", name="Import")
+    button.or_(page.get_by_text("were already imported as")).first.wait_for(timeout=90_000)
     settle(page)
-    act(page, page.get_by_role("button", name="Import").click, timeout=120_000)
-    settle(page)
+    if button.count():
+        act(page, button.click, timeout=120_000)
+        settle(page)
     assert not exceptions(page), exceptions(page)
     dataset = dataset_in_url(page)
 

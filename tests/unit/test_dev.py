@@ -32,17 +32,13 @@ def test_the_exit_status_is_pytests_and_no_tests_is_a_failure(dev, status, code)
 
 
 def test_the_whole_suite_runs_on_every_core_and_names_the_slowest(dev):
-    import os
-
     assert dev.main(["test", "tests/unit", "-k", "agreement"]) == 0
     chromium, args = dev.calls
     assert chromium == "chromium"  # the browser tests need it
-    # one worker more than the cores: the browser tests' worker mostly waits on the server and Chromium
-    assert args[:3] == ["python", "-m", "pytest"] and ["-n", str((os.cpu_count() or 1) + 1)] == args[3:5]
-    assert "--durations=15" in args
+    assert args[:3] == ["python", "-m", "pytest"] and ["-n", "auto"] == args[3:5] and "--durations=15" in args
     assert "--ignore=tests/smoke" in args and args[-3:] == ["tests/unit", "-k", "agreement"]
     dev.main(["test", "-n", "1"])
-    assert dev.calls[-1].count("-n") == 1 and dev.calls[-1][-2:] == ["-n", "1"]
+    assert "auto" not in dev.calls[-1] and dev.calls[-1][-2:] == ["-n", "1"]
 
 
 def test_fast_leaves_out_the_slow_browser_and_spark_tests(dev):

@@ -46,6 +46,9 @@ ANALYSIS_PAGES: dict[str, tuple[tuple[str, ...], str]] = {
     "meta_system": (("Agreement",), "evalcore agreement"),
     "meta_input": (("Agreement",), "evalcore agreement"),
     "leaderboard": (("Agreement",), "evalcore agreement --leaderboard"),
+    "true_scores": (("True scores",), "evalcore ppi"),
+    "true_win_rates": (("True scores",), "evalcore ppi"),
+    "systems_leaderboard": (("Leaderboard",), "evalcore leaderboard"),
 }
 
 

@@ -29,7 +29,7 @@ def test_summarize_ratings_counts():
         "criteria": ["LA", "OCQ"], "languages": ["de", "en"], "tasks": [], "systems": [],
         "max_humans_per_item": 2,
         "unlocks": ["agreement_humans", "agreement_judge", "class_distribution", "alt_test", "by_language",
-                    "score_distribution", "anchoring", "self_consistency"],
+                    "score_distribution", "anchoring", "self_consistency", "true_scores"],
     }
     assert s.to_frame().set_index("what").loc["criteria", "value"] == "LA, OCQ"
 
@@ -83,7 +83,8 @@ def test_summarize_comparisons_counts():
     s = summarize(checked.frame, table="comparisons")
     assert (s.rows, s.items, s.human_raters, s.judges, s.systems) == (6, 2, 1, 1, ("m1", "m2", "m3"))
     assert s.criteria == () and s.max_humans_per_item == 1
-    assert s.unlocks == ("win_rate", "position_bias")  # prob_a alone is not CalibraEval's three prompts
+    # prob_a alone is not CalibraEval's three prompts
+    assert s.unlocks == ("win_rate", "position_bias", "true_win_rates", "systems_leaderboard")
     av = unlocks(checked.frame, table="comparisons").set_index("analysis")
     assert av.loc["agreement_humans", "missing"] == "a ratings table (2+ human raters per item)"
 

@@ -162,9 +162,9 @@ def test_every_unlocked_analysis_has_a_page():
         assert home.unlocked(av, kind)["where"].str.contains(" page").all()
     assert listed == set(home.ANALYSIS_PAGES)
     assert home.unlocked_pages(unlocks(ratings, table="ratings"), "ratings") == [
-        "Agreement", "Bias", "Superficial quality", "Alt-Test"]
+        "Agreement", "Bias", "Superficial quality", "Alt-Test", "True scores"]
     assert home.unlocked_pages(unlocks(comparisons, table="comparisons"), "comparisons") == [
-        "Win rates", "Superficial quality", "Position bias"]
+        "Win rates", "Superficial quality", "Position bias", "True scores", "Leaderboard"]
 
 
 def test_first_judges_and_raters_with_role():
