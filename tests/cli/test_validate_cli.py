@@ -40,7 +40,8 @@ def test_validate_json_has_the_documented_fields(capsys):
 def test_validate_comparisons_sample(capsys):
     d = _json(capsys, str(SAMPLES / "comparisons_pairwise.csv"))
     assert d["table"] == "comparisons"
-    assert d["unlocks"] == ["win_rate", "superficial", "position_bias", "calibraeval"]
+    assert d["unlocks"] == ["win_rate", "superficial", "position_bias", "calibraeval", "true_win_rates",
+                            "systems_leaderboard"]
     assert d["criteria"] == [] and d["languages"] == []
 
 
