@@ -82,6 +82,13 @@ def test_a_fifth_labelled_equals_the_library_and_the_cli(ws, samples, tmp_path):
     page = page[page["method"] == "PPI++"]
     assert list(page["95% interval"]) == [_interval(lo, hi) for lo, hi in zip(tuned["ci_low"], tuned["ci_high"])]
     assert at.dataframe[-1].value["new labels"].sum() == 50  # the plan of the next 50 labels
+    # Gao et al.'s Bayesian win rates on the same plot, on request: one marker per pair for each.
+    at.toggle(key="tp_bayes").set_value(True).run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    traces = {t["name"]: t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    assert {"PPI++", "BWRS (Gao et al.)", "Dawid-Skene (Gao et al.)"} <= set(traces)
+    assert len(traces["PPI++"]["customdata"]) == len(traces["BWRS (Gao et al.)"]["customdata"])
 
 
 def test_fully_labelled_draws_the_what_if_curve_and_switching_dataset_keeps_the_page(ws, samples):
