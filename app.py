@@ -48,6 +48,8 @@ def main() -> None:
                                   default=not spec.url_path, help=spec.question) for spec in PAGES])
     spec = next(s for s in PAGES if s.url_path == page.url_path)
     ui.shell("evalcore" if not spec.url_path else f"{spec.title} · evalcore", icon=spec.icon)
+    # compiled code and plotting code load in the background from the first page opened, whichever it is
+    ui.warm_up_at_start()
     page.run()
 
 

@@ -47,9 +47,15 @@ from __future__ import annotations
 import importlib
 import warnings
 
+from . import cachedir
+
 # ArviZ (imported by PyMC and by the Dawid-Skene diagnostics) announces its refactor with a FutureWarning on
 # import; it is not the analyst's concern. Only that module's FutureWarnings are hidden.
 warnings.filterwarnings("ignore", category=FutureWarning, module=r"arviz(\..*)?$")
+
+# Compiled kernels are cached in evalcore's user cache folder (EVALCORE_CACHE_DIR), which works for a read-only
+# install; numba reads the folder when first imported, and every evalcore module that imports numba runs after this.
+cachedir.use_numba_cache()
 
 #: name -> the module that defines it
 _WHERE = {

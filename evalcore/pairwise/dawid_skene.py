@@ -14,8 +14,10 @@ Here: the PyMC model (``_ds_model``), the numba kernel of the same density that 
 (:mod:`evalcore.pairwise._dskernel`; :func:`warm_up` loads it, :func:`is_compiled` says whether it
 is loaded), :func:`dawid_skene` and the reference :func:`dawid_skene_reference`, which samples
 the discrete labels with Binary Gibbs-Metropolis as the authors did (about 10 minutes per pair),
-kept for the benchmark and the tests. pymc, pytensor, arviz and nutpie are imported inside the
-functions that need them.
+kept for the benchmark and the tests. nutpie runs through its compiled core alone
+(:mod:`evalcore.pairwise.nuts`), and R-hat and ESS come from :mod:`evalcore.stats.convergence`, so that a
+fit imports neither ArviZ nor matplotlib; pymc, pytensor and nutpie's Python package are imported inside
+the functions that need them.
 """
 
 from __future__ import annotations
@@ -89,17 +91,10 @@ def _kernel():
     return _dskernel
 
 
-def _nutpie_model(pair: PairData, data: dict[str, np.ndarray], *, pyfunc: bool = False):
-    """A nutpie model whose log density is the numba kernel on ``data``.
-
-    Built from nutpie's ``CompiledPyMCModel`` with our C functions in place of the ones nutpie
-    would compile from the PyMC graph (no per-process compile). ``pyfunc=True`` uses nutpie's
-    public ``from_pyfunc`` instead: the same density through a Python call per gradient,
-    about 5x slower; it is the fallback should nutpie's internal class change.
-    """
+def _kernel_inputs(pair: PairData, data: dict[str, np.ndarray]):
+    """The kernel's arguments, PyMC's initial point per chain and the stored variables' layout."""
     from scipy.special import betaln
 
-    k = _kernel()
     E = len(pair.judges)
     lbeta = betaln(data["a0"], data["b0"]) + betaln(data["a1"], data["b1"])
     args = (data["T0"], data["T1"], data["H0"], data["H1"], data["w"], data["a0"], data["b0"], data["a1"],
@@ -110,9 +105,23 @@ def _nutpie_model(pair: PairData, data: dict[str, np.ndarray], *, pyfunc: bool =
     def initial_point(seed):
         return centre + np.random.default_rng(seed).uniform(-1.0, 1.0, centre.size)
 
-    names, shapes = ["p", "q0", "q1"], [(), (E,), (E,)]
-    dims = {"q0": ("judge",), "q1": ("judge",)}
-    coords = {"judge": list(pair.judges)}
+    layout = {"names": ["p", "q0", "q1"], "shapes": [(), (E,), (E,)], "dims": {"q0": ("judge",), "q1": ("judge",)},
+              "coords": {"judge": list(pair.judges)}}
+    return args, initial_point, layout
+
+
+def _nutpie_model(pair: PairData, data: dict[str, np.ndarray], *, pyfunc: bool = False):
+    """A nutpie model whose log density is the numba kernel on ``data`` (for ``nutpie.sample``).
+
+    Built from nutpie's ``CompiledPyMCModel`` with our C functions in place of the ones nutpie
+    would compile from the PyMC graph (no per-process compile). ``pyfunc=True`` uses nutpie's
+    public ``from_pyfunc`` instead: the same density through a Python call per gradient,
+    about 5x slower; it is the fallback should nutpie's internal class change.
+    """
+    k = _kernel()
+    E = len(pair.judges)
+    args, initial_point, lay = _kernel_inputs(pair, data)
+    names, shapes, dims, coords = lay["names"], lay["shapes"], lay["dims"], lay["coords"]
     if not pyfunc:
         try:
             from nutpie.compile_pymc import CompiledPyMCModel
@@ -143,21 +152,49 @@ def _nutpie_model(pair: PairData, data: dict[str, np.ndarray], *, pyfunc: bool =
                        dims=dims, make_initial_point_fn=initial_point)
 
 
+def _nuts(pair: PairData, data: dict[str, np.ndarray], *, chains: int, draws: int, tune: int, seed: int,
+          pyfunc: bool) -> tuple[dict[str, np.ndarray], int]:
+    """nutpie's draws of the kernel's density, ``(chains, draws, ...)``, and the divergent transitions.
+
+    Through nutpie's compiled core alone (:func:`evalcore.pairwise.nuts.sample`, no ArviZ) where the installed
+    nutpie was checked for it, else through ``nutpie.sample``: the same draws either way.
+    """
+    cores = max(1, min(chains, os.cpu_count() or 1))
+    if not pyfunc:
+        from .nuts import sample
+
+        k = _kernel()
+        args, initial_point, lay = _kernel_inputs(pair, data)
+        out = sample(k.c_logp, k.c_expand, k.pack(*args), n_dim=k.n_dim(len(pair.judges)), names=lay["names"],
+                     shapes=lay["shapes"], dims=lay["dims"], coords=lay["coords"], initial_point=initial_point,
+                     chains=chains, draws=draws, tune=tune, seed=seed, cores=cores)
+        if out is not None:
+            return out
+    import nutpie
+
+    idata = nutpie.sample(_nutpie_model(pair, data, pyfunc=pyfunc), chains=chains, draws=draws, tune=tune, seed=seed,
+                          progress_bar=False, cores=cores)
+    return _chains(idata, ("p", "q0", "q1")), int(np.asarray(idata.sample_stats["diverging"].values).sum())
+
+
 def is_compiled() -> bool:
-    """Whether this process has loaded the Dawid-Skene kernel (later fits start sampling at once)."""
+    """Whether this process has loaded the Dawid-Skene kernel and the sampler (later fits start sampling at once)."""
     import sys
 
-    return f"{__package__}._dskernel" in sys.modules and "nutpie" in sys.modules and "arviz" in sys.modules
+    return f"{__package__}._dskernel" in sys.modules and "nutpie._lib" in sys.modules
 
 
 def warm_up() -> None:
-    """Load the Dawid-Skene kernel and the sampler (e.g. in a background thread).
+    """Load the Dawid-Skene kernel, the sampler and the KDE the summary uses (e.g. in a background thread).
 
     About 3 s the first time on a machine (numba compiles, then caches on disk), under a second after.
     """
+    from .nuts import core
+
     _kernel()
-    import arviz  # noqa: F401
-    import nutpie  # noqa: F401
+    if core() is None:  # a nutpie this module's direct route does not know: nutpie.sample will be used
+        import nutpie  # noqa: F401
+    from statsmodels.nonparametric.kde import KDEUnivariate  # noqa: F401  (summarize_samples' mode)
 
 
 def _ds_priors(pair: PairData, ood: Counts | None) -> tuple[np.ndarray, ...]:
@@ -170,15 +207,18 @@ def _ds_priors(pair: PairData, ood: Counts | None) -> tuple[np.ndarray, ...]:
             (2 * c.s1 + 2) / (c.n1 + 2), (2 * c.n1 - 2 * c.s1 + 2) / (c.n1 + 2))
 
 
-def _diagnostics(idata, names: Sequence[str]) -> tuple[float, float, float, float]:
-    """R-hat and bulk ESS of p, and the worst of each over all parameters."""
-    import arviz as az
+def _diagnostics(chains: dict[str, np.ndarray]) -> tuple[float, float, float, float]:
+    """R-hat and bulk ESS of p, and the worst of each over all parameters (as ArviZ computes them)."""
+    from ..stats.convergence import ess_bulk, rhat
 
-    rh = az.rhat(idata, var_names=list(names))
-    es = az.ess(idata, var_names=list(names))
-    worst_r = max(float(np.nanmax(rh[v].values)) for v in names)
-    worst_e = min(float(np.nanmin(es[v].values)) for v in names)
-    return float(rh["p"].values), float(es["p"].values), worst_r, worst_e
+    rh, es = {}, {}
+    for v, a in chains.items():
+        flat = a.reshape(a.shape[0], a.shape[1], -1)
+        rh[v] = np.array([rhat(flat[:, :, j]) for j in range(flat.shape[2])])
+        es[v] = np.array([ess_bulk(flat[:, :, j]) for j in range(flat.shape[2])])
+    worst_r = max(float(np.nanmax(rh[v])) for v in chains)
+    worst_e = min(float(np.nanmin(es[v])) for v in chains)
+    return float(rh["p"][0]), float(es["p"][0]), worst_r, worst_e
 
 
 def _ds_result(pair: PairData, post: dict[str, np.ndarray], *, method: str, prior_label: str, counts: Counts,
@@ -211,12 +251,14 @@ def _ds_result(pair: PairData, post: dict[str, np.ndarray], *, method: str, prio
         warnings=tuple(warnings), density=(tuple(s["x"]), tuple(s["density"])))
 
 
-def _posterior(idata, names: Sequence[str]) -> dict[str, np.ndarray]:
-    out = {}
-    for v in names:
-        a = np.asarray(idata.posterior[v].values)
-        out[v] = a.reshape(a.shape[0] * a.shape[1], *a.shape[2:])
-    return out
+def _chains(idata, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each variable's posterior draws from an ``InferenceData``, ``(chains, draws, ...)``."""
+    return {v: np.asarray(idata.posterior[v].values) for v in names}
+
+
+def _pooled(chains: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The chains' draws one after another, ``(chains * draws, ...)``."""
+    return {v: a.reshape(a.shape[0] * a.shape[1], *a.shape[2:]) for v, a in chains.items()}
 
 
 def dawid_skene(pair: PairData, *, labelled: np.ndarray | None = None, ood: Counts | None = None,
@@ -244,12 +286,8 @@ def dawid_skene(pair: PairData, *, labelled: np.ndarray | None = None, ood: Coun
     a0, b0, a1, b1 = _ds_priors(pair, ood)
     data = _ds_data(pair, labelled, a0, b0, a1, b1)
     if sampler != "pymc":
-        import nutpie
-
-        cm = _nutpie_model(pair, data, pyfunc=sampler == "nutpie-pyfunc")
-        idata = nutpie.sample(cm, chains=chains, draws=draws, tune=tune, seed=seed, progress_bar=False,
-                              cores=max(1, min(chains, os.cpu_count() or 1)))
-        div = int(np.asarray(idata.sample_stats["diverging"].values).sum())
+        by_chain, div = _nuts(pair, data, chains=chains, draws=draws, tune=tune, seed=seed,
+                              pyfunc=sampler == "nutpie-pyfunc")
     else:
         import pymc as pm
 
@@ -257,9 +295,9 @@ def dawid_skene(pair: PairData, *, labelled: np.ndarray | None = None, ood: Coun
             idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed, progressbar=False,
                               compute_convergence_checks=False)
         div = int(np.asarray(idata.sample_stats["diverging"].values).sum())
-    names = ("p", "q0", "q1")
-    post = _posterior(idata, names)
-    diag = _diagnostics(idata, names)
+        by_chain = _chains(idata, ("p", "q0", "q1"))
+    post = _pooled(by_chain)
+    diag = _diagnostics(by_chain)
     counts = accuracy_counts(pair, labelled if labelled is not None else np.zeros(pair.n_items, bool))
     if ood is not None:
         counts = ood.for_judges(pair.judges)
@@ -305,9 +343,8 @@ def dawid_skene_reference(pair: PairData, *, labelled: np.ndarray | None = None,
         pm.Bernoulli("verdict", prob_a, observed=says_a)
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed, progressbar=False,
                           compute_convergence_checks=False)
-    names = ("p", "q0", "q1")
-    post = _posterior(idata, names)
-    diag = _diagnostics(idata, names)
+    by_chain = _chains(idata, ("p", "q0", "q1"))
+    post, diag = _pooled(by_chain), _diagnostics(by_chain)
     counts = accuracy_counts(pair, lab) if ood is None else ood.for_judges(pair.judges)
     div = int(np.asarray(idata.sample_stats["diverging"].values).sum()) if "diverging" in idata.sample_stats else 0
     label = prior_label or ("ood:" + ood.source if ood is not None else ("ratio" if lab.any() else "none"))

@@ -85,7 +85,7 @@ from .state import (
     shell,
     workspace,
 )
-from .warmup import warm_up_for_current, warm_up_winrate
+from .warmup import warm_up_at_start, warm_up_for_current, warm_up_winrate
 
 __all__ = [
     # state
@@ -102,5 +102,5 @@ __all__ = [
     "RATER_PAIRS", "REPORT", "ALT_TEST", "PPI", "PPI_CHECK", "PPI_BUDGET", "PPI_WHAT_IF", "PPI_PLAN", "SYSTEMS",
     "unit_filter", "units", "comparison_pairs", "informative_pair", "pair_data", "superficial_data",
     # warm-up
-    "warm_up_for_current", "warm_up_winrate",
+    "warm_up_at_start", "warm_up_for_current", "warm_up_winrate",
 ]

@@ -13,7 +13,7 @@ import threading
 import streamlit as st
 
 from ..columns import COMPARISONS, RATINGS
-from .state import current_table
+from .state import current_info, current_table
 
 
 def enabled() -> bool:
@@ -25,8 +25,8 @@ def enabled() -> bool:
 def _warm_winrate() -> threading.Thread:
     from ..pairwise.dawid_skene import warm_up
 
-    # Load numba, the Dawid-Skene kernel, nutpie and ArviZ while the analyst reads the page:
-    # ~3 s the first time on a machine (numba compiles and caches), ~1 s after.
+    # Load numba, the Dawid-Skene kernel, nutpie's compiled core and the KDE while the analyst reads the page:
+    # ~3 s the first time on a machine (numba compiles and caches on disk), under a second after.
     t = threading.Thread(target=warm_up, name="evalcore-ds-warm-up", daemon=True)
     t.start()
     return t
@@ -55,6 +55,28 @@ def _warm_figures() -> threading.Thread:
 def warm_up_winrate() -> None:
     """Start loading the Dawid-Skene sampler in the background (once per server)."""
     if enabled():
+        _warm_winrate()
+
+
+def warm_up_at_start() -> None:
+    """Start, from ``app.py`` on whichever page the analyst opens first, the warm-ups the current dataset needs.
+
+    Decided from the dataset's row counts alone (no table is read on a page that may not need it): plotly's
+    figure code always, the agreement table's compiled passes for ratings of at least
+    :data:`evalcore.pointwise.agreement.passes.COMPILED_FROM` rows, the Dawid-Skene sampler for comparisons.
+    Each warm-up runs once per server, in the background; a later call costs a dictionary look-up.
+    """
+    if not enabled():
+        return
+    from ..pointwise.agreement.passes import COMPILED_FROM
+
+    _warm_figures()
+    info = current_info()
+    if info is None:
+        return
+    if info.tables.get(RATINGS, 0) >= COMPILED_FROM:
+        _warm_agreement()
+    if info.tables.get(COMPARISONS, 0) > 0:
         _warm_winrate()
 
 

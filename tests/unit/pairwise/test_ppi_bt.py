@@ -99,6 +99,7 @@ def test_resamples_are_stratified():
     assert (counts[:, :30].sum(axis=1) == 30).all() and (counts[:, 30:].sum(axis=1) == 70).all()
 
 
+@pytest.mark.slow  # a coverage simulation: the full suite runs it, --fast does not
 def test_coverage_and_width_in_300_simulations():
     """95% percentile intervals (200 resamples) of the four systems' scores cover the truth in 93-97% of the
     300 x 4 intervals, and are narrower on average than the humans' alone on the same labelled resamples."""

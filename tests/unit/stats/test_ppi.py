@@ -70,6 +70,7 @@ def test_splits_equal_one_at_a_time():
         assert s.human_ci_high[i] == pytest.approx(classical_mean(y[mask]).ci_high, abs=1e-12)
 
 
+@pytest.mark.slow  # a coverage simulation: the full suite runs it, --fast does not
 @pytest.mark.parametrize("judge", ["good", "poor", "anti"])
 def test_coverage_over_500_splits_and_never_wider_than_the_humans(judge):
     """95% PPI++ intervals hold the full-data value in 93-97% of 500 seeded random splits, and are never wider
