@@ -28,7 +28,18 @@ Measured, each in interleaved rounds with its reference (best-of ratio and media
 Goal: moving the slider answers in well under half a second on 10,000 pairs, and nothing
 that does not depend on alpha is recomputed.
 
-Run: ``python benchmarks/bench_superficial.py`` (about ten minutes on 2 cores); smoke run: ``--quick``.
+Pointwise section (``--section pointwise``; HANNA from ``../shared/datasets``, read by ``evalcore.read``
+as the app and CLI read it): per judge, ``correlation_table`` (the curve of Kendall's tau-b and
+Spearman's rho over 21 alphas x ``--boot`` resamples, and the cross-validated alpha) and
+``correlation_curve`` alone, ours best-of-``--pointwise-rounds`` against the previous path (per alpha,
+``tau_b`` and ``spearman_rho`` of the whole weight matrix; kept here as the reference) once, the
+tables asserted equal to the last bit; ours on all 20 judges; whole processes: ``evalcore
+superficial HANNA --preset hanna --judge J --q text_length --boot 1000 --json`` (numba's cache warm,
+and once with an empty cache), the previous path in ``python -c`` (JSON compared), ``evalcore.read``
+alone. Wall and CPU (user + sys) times. Goal: at most 3 s per judge.
+
+Run: ``python benchmarks/bench_superficial.py`` (about fifteen minutes on 2 cores); one section:
+``--section pairwise`` or ``--section pointwise`` (about four minutes); smoke run: ``--quick``.
 """
 
 from __future__ import annotations
@@ -396,6 +407,192 @@ def bench_cli_large(path: Path, n_boot: int, limit: float) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------- pointwise curve on HANNA
+
+HANNA = HERE.parent.parent / "shared" / "datasets" / "hanna" / "hanna_metric_scores_llm.csv"
+HANNA_JUDGES = ("ChatGPT/prompt1", "Mistral-7B/prompt1", "OrcaPlatypus/prompt1")
+
+
+def ref_pointwise_table(data, n_boot: int, seed: int = 0, folds: int = 5, level: float = 0.95) -> pd.DataFrame:
+    """The previous pointwise path: per alpha, ``tau_b`` and ``spearman_rho`` of the whole weight matrix (a
+    contingency table or merge plan and the midranks rebuilt for each alpha), and per fold and alpha a
+    ``tau_b`` of the training units; the same rows as ``correlation_table``."""
+    from evalcore.pairwise.superficial import cv_records
+    from evalcore.pointwise.superficial import MEASURES
+    from evalcore.stats.bootstrap import cell_rng, item_weights, percentile_interval
+    from evalcore.stats.kendall import tau_b
+    from evalcore.stats.spearman import spearman_rho
+
+    def both(W, x, h):
+        return {"kendall_tau": tau_b(W, np.arange(len(x)), x, h), "spearman_rho": spearman_rho(W, x, h)}
+
+    def best(W, p, q, h):
+        taus = np.array([tau_b(W, np.arange(len(p)), p - a * q, h)[0] for a in ALPHAS])
+        taus = np.where(np.isfinite(taus), taus, -np.inf)
+        return int(np.flatnonzero(taus >= taus.max() - 1e-12)[0])
+
+    rows, cv_rows = [], []
+    for g, key in enumerate(data.keys):
+        sel = data.group == g
+        n = int(sel.sum())
+        p, q, h = data.p[sel], data.q[sel], data.human[sel]
+        W = item_weights(cell_rng(seed, (data.judge, *key)), n, n_boot).T
+        base = both(W, p, h)
+        for a in ALPHAS:
+            cur = both(W, p - a * q, h)
+            for m in MEASURES:
+                est, change = cur[m], cur[m] - base[m]
+                lo, hi, _ = percentile_interval(est[None, 1:], level)
+                clo, chi, _ = percentile_interval(change[None, 1:], level)
+                rows.append({"judge": data.judge, **dict(zip(data.by, key)), "alpha": float(a), "measure": m,
+                             "estimate": est[0], "ci_low": lo[0], "ci_high": hi[0], "n": n, "change": change[0],
+                             "change_ci_low": clo[0], "change_ci_high": chi[0], "note": ""})
+        fold = np.random.default_rng(seed).permutation(np.arange(n) % folds)
+        Wcv = item_weights(cell_rng(seed, (data.judge, "cv", g)), n, n_boot).T
+        held, chosen = np.zeros(Wcv.shape[1]), []
+        for f in range(folds):
+            j = best((fold != f)[:, None].astype(float), p, q, h)
+            chosen.append(float(ALPHAS[j]))
+            idx = np.flatnonzero(fold == f)
+            held += np.nan_to_num(tau_b(Wcv[idx], np.arange(len(idx)), p[idx] - ALPHAS[j] * q[idx], h[idx])) * len(
+                idx) / n
+        lo, hi, _ = percentile_interval(held[None, 1:], level)
+        ones = np.ones((n, 1))
+        raw = tau_b(ones, np.arange(n), p, h)[0]
+        cv_rows += cv_records(data.judge, dict(zip(data.by, key)), float(ALPHAS[best(ones, p, q, h)]), tuple(chosen),
+                              n, held=("kendall_tau_cv", float(held[0]), float(lo[0]), float(hi[0]),
+                                       f"held-out Kendall tau, mean over {folds} folds; raw {raw:.3f}"))
+    return pd.concat([pd.DataFrame(rows), pd.DataFrame(cv_rows)], ignore_index=True)
+
+
+def timed_cpu(fn):
+    """(wall, CPU user+sys of this process, result)."""
+    c, t = time.process_time(), time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, time.process_time() - c, out
+
+
+def bench_pointwise(n_boot: int, rounds: int, judges) -> dict:
+    """Per HANNA judge: ``correlation_table`` (curve + CV) and ``correlation_curve`` alone, ours best-of-``rounds``
+    against the previous path once (it takes ~20 s), outputs asserted identical; then ours on every judge."""
+    from evalcore.data.ingest import read
+    from evalcore.pointwise import superficial as ps
+
+    t_read, c_read, frame = timed_cpu(lambda: read(HANNA, preset="hanna"))
+    everyone = sorted(frame.loc[frame["rater_kind"] == "judge", "rater"].astype(str).unique())
+    data = {j: ps.pointwise_data(frame, judge=j, q="text_length") for j in everyone}
+    first = timed_cpu(lambda: ps.correlation_table(data[judges[0]], alphas=ALPHAS, n_boot=n_boot))[:2]
+    out = {"read": (t_read, c_read), "first": first, "judges": {}, "all": {}}
+    for j in judges:
+        ref_w, ref_c, ref = timed_cpu(lambda: ref_pointwise_table(data[j], n_boot))
+        mine = [timed_cpu(lambda: ps.correlation_table(data[j], alphas=ALPHAS, n_boot=n_boot)) for _ in range(rounds)]
+        curve = [timed_cpu(lambda: ps.correlation_curve(data[j], alphas=ALPHAS, n_boot=n_boot))[:2]
+                 for _ in range(rounds)]
+        pd.testing.assert_frame_equal(mine[0][2], ref, check_exact=True)  # the same numbers, to the last bit
+        out["judges"][j] = {"ref": (ref_w, ref_c), "table": min(m[:2] for m in mine), "curve": min(curve)}
+    for j in everyone:
+        out["all"][j] = min(timed_cpu(lambda: ps.correlation_table(data[j], alphas=ALPHAS, n_boot=n_boot))[:2]
+                            for _ in range(rounds))
+    return out
+
+
+def _run_cpu(cmd: list[str], env: dict | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
+    """A whole process: wall time and its CPU time (user + sys of the child)."""
+    before = os.times()
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent, env=env)
+    wall = time.perf_counter() - t
+    after = os.times()
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} failed:\n{p.stderr[-3000:]}")
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system), p
+
+
+_REF_POINTWISE_CHILD = """
+import json, sys
+sys.path.insert(0, {here!r})
+import bench_superficial as b
+from evalcore.data.ingest import read
+from evalcore.pointwise import superficial as ps
+frame = read({path!r}, preset="hanna")
+data = ps.pointwise_data(frame, judge={judge!r}, q="text_length")
+json.dump(b.ref_pointwise_table(data, {boot}).to_dict(orient="records"), sys.stdout, default=float)
+"""
+
+
+def pointwise_cli(judge: str, n_boot: int) -> list[str]:
+    return [sys.executable, "-m", "evalcore.cli", "superficial", str(HANNA), "--preset", "hanna", "--judge", judge,
+            "--q", "text_length", "--boot", str(n_boot), "--json"]
+
+
+def bench_pointwise_cli(judge: str, n_boot: int, rounds: int) -> dict:
+    """Whole processes on HANNA for one judge: the CLI (numba's cache warm; and once with an empty cache, as
+    the first run on a machine), the previous path in ``python -c`` once, and ``evalcore.read`` alone."""
+    read = [sys.executable, "-c", f"from evalcore.data.ingest import read; read({str(HANNA)!r}, preset='hanna')"]
+    ref = [sys.executable, "-c", _REF_POINTWISE_CHILD.format(here=str(HERE), path=str(HANNA), judge=judge,
+                                                              boot=n_boot)]
+    out = {"ours": [], "read": []}
+    for _ in range(rounds):
+        out["ours"].append(_run_cpu(pointwise_cli(judge, n_boot))[:2])
+        out["read"].append(_run_cpu(read)[:2])
+    with tempfile.TemporaryDirectory(prefix="bench-numba-cache-") as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "EVALCORE_CACHE_DIR": cache}
+        out["cold"] = _run_cpu(pointwise_cli(judge, n_boot), env)[:2]
+    w, c, p = _run_cpu(ref)
+    out["ref"] = (w, c)
+    mine = json.loads(_run_cpu(pointwise_cli(judge, n_boot))[2].stdout)
+    theirs = json.loads(p.stdout)
+    def key(r):
+        a = r["alpha"]
+        return r["criterion"], r["measure"], None if a is None or a != a else round(a, 10)
+
+    theirs = {key(r): r for r in theirs}
+    for r in mine:
+        t = theirs[key(r)]
+        for k in ("estimate", "ci_low", "ci_high", "change", "change_ci_low", "change_ci_high"):
+            a, b = r.get(k), t.get(k)
+            assert (a is None or a != a) and (b is None or b != b) or a == b, (key(r), k, a, b)
+    out["records"] = len(mine)
+    return out
+
+
+def print_pointwise(pw: dict, n_boot: int) -> None:
+    cell = lambda wc: f"{fmt(wc[0])} ({fmt(wc[1])} CPU)"  # noqa: E731
+    print(f"\n## pointwise curve on HANNA (1,056 stories x 6 criteria, Q = text_length), 21 alphas x {n_boot:,} "
+          "resamples, CV 5 folds, in-process")
+    print(f"\n`evalcore.read` of HANNA: {cell(pw['read'])}; first `correlation_table` in the process (numba loads "
+          f"its cached kernel): {cell(pw['first'])}\n")
+    print("| judge | previous path: `correlation_table` | ours: `correlation_table` | ours: `correlation_curve` "
+          "| previous / ours (wall; CPU) |")
+    print("|---|---|---|---|---|")
+    for j, r in pw["judges"].items():
+        print(f"| {j} | {cell(r['ref'])} | {cell(r['table'])} | {cell(r['curve'])} | "
+              f"{r['ref'][0] / r['table'][0]:.0f}x; {r['ref'][1] / r['table'][1]:.0f}x |")
+    walls = sorted(v[0] for v in pw["all"].values())
+    cpus = sorted(v[1] for v in pw["all"].values())
+    print(f"\nours on all {len(walls)} judges, `correlation_table` best of rounds: wall median "
+          f"{fmt(walls[len(walls) // 2])}"
+          f", max {fmt(walls[-1])}; CPU median {fmt(cpus[len(cpus) // 2])}, max {fmt(cpus[-1])}; every checked "
+          "judge's table equal to the previous path's to the last bit")
+
+
+def print_pointwise_cli(judge: str, c: dict, n_boot: int) -> None:
+    cell = lambda wc: f"{fmt(wc[0])} ({fmt(wc[1])} CPU)"  # noqa: E731
+    best = lambda k: min(c[k])  # noqa: E731
+    print(f"\n| whole process, HANNA, one judge ({judge}), --boot {n_boot} | best of {len(c['ours'])} (CPU) | "
+          "ratio to ours |")
+    print("|---|---|---|")
+    print(f"| `evalcore superficial HANNA --preset hanna --judge J --q text_length --boot {n_boot} --json` | "
+          f"{cell(best('ours'))} | |")
+    print(f"| the same, numba's cache empty (first run on a machine) | {cell(c['cold'])} | "
+          f"{c['cold'][0] / best('ours')[0]:.2f}x |")
+    print(f"| previous path: `python -c` read + old `correlation_table` (once) | {cell(c['ref'])} | "
+          f"{c['ref'][0] / best('ours')[0]:.1f}x |")
+    print(f"| `python -c` `evalcore.read` of HANNA alone | {cell(best('read'))} | "
+          f"{best('read')[0] / best('ours')[0]:.2f}x |")
+    print(f"\nCLI JSON equal to the previous path's: {c['records']} records")
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -485,11 +682,17 @@ def main() -> None:
     ap.add_argument("--large-limit", type=float, default=180.0, help="seconds allowed for ours' curve on the large table")
     ap.add_argument("--no-cli-large", action="store_true", help="skip the CLI runs on the large table")
     ap.add_argument("--quick", action="store_true", help="smoke run: 2,000 and 20,000 pairs, 100 resamples, 2 rounds")
+    ap.add_argument("--section", choices=("all", "pairwise", "pointwise"), default="all",
+                    help="pairwise: the simulated comparisons; pointwise: the curve on HANNA (../shared/datasets)")
+    ap.add_argument("--hanna-judges", default=",".join(HANNA_JUDGES),
+                    help="judges timed against the previous pointwise path (ours is timed on every judge)")
+    ap.add_argument("--pointwise-rounds", type=int, default=3)
     args = ap.parse_args()
     if args.quick:
         args.pairs, args.boot, args.slider_rounds, args.curve_rounds, args.cli_rounds = "2000,20000", 100, 2, 1, 2
-    sizes = [int(x) for x in args.pairs.split(",")]
-    load0 = os.getloadavg()
+        args.pointwise_rounds = 1
+    sizes = [int(x) for x in args.pairs.split(",")] if args.section != "pointwise" else []
+    load0, cpu0 = os.getloadavg(), os.times()
     with tempfile.TemporaryDirectory(prefix="bench-superficial-") as tmpdir:
         tmp = Path(tmpdir)
         for i, n in enumerate(sizes):
@@ -508,12 +711,20 @@ def main() -> None:
                     del raw
                     print_cli_large(n, bench_cli_large(path, args.boot, 2 * args.large_limit), args.boot, size)
             sys.stdout.flush()
-    load1 = os.getloadavg()
+    if args.section != "pairwise":
+        if not HANNA.exists():
+            print(f"\npointwise section skipped: {HANNA} not found")
+        else:
+            judges = args.hanna_judges.split(",")
+            print_pointwise(bench_pointwise(args.boot, args.pointwise_rounds, judges), args.boot)
+            cli = bench_pointwise_cli(judges[0], args.boot, args.pointwise_rounds)
+            print_pointwise_cli(judges[0], cli, args.boot)
+    load1, cpu1 = os.getloadavg(), os.times()
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
           f"numpy {np.__version__}, pandas {pd.__version__}; load average {load0[0]:.2f} at the start, "
-          f"{load1[0]:.2f} at the end")
+          f"{load1[0]:.2f} at the end; wall {cpu1.elapsed - cpu0.elapsed:.0f} s")
     if args.quick:
-        print("quick: a smoke run; the goal is for 10,000 pairs")
+        print("quick: a smoke run; the goals are for 10,000 pairs and for HANNA with 1,000 resamples")
 
 
 if __name__ == "__main__":

@@ -32,11 +32,10 @@ from ..columns import JUDGE, RATINGS
 from ..errors import DataError
 from ..pairwise.superficial import alpha_grid, cv_records, min_max
 from ..stats.bootstrap import cell_rng, item_weights, percentile_interval, root_seed
-from ..stats.kendall import tau_b
-from ..stats.spearman import spearman_rho
+from ..stats.numeric import safe_div
 
 __all__ = ["PointwiseCV", "PointwiseSuperficialData", "correlation_curve", "correlation_table", "cross_validated_alpha",
-           "pointwise_data", "q_options", "superficial_correlation"]
+           "pointwise_data", "q_options", "superficial_correlation", "warm_up"]
 
 _DEFAULT_ALPHAS = tuple(alpha_grid())
 MEASURES = ("kendall_tau", "spearman_rho")
@@ -130,31 +129,77 @@ def pointwise_data(ratings: pd.DataFrame, *, judge: str, q: str = "length",
                                     human.to_numpy(float), code, keys, tuple(cols), int((~ok).sum()))
 
 
-def _correlations(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
-    """Both measures for the data and every resample (``W`` is (n, R))."""
-    return {"kendall_tau": tau_b(W, np.arange(len(x)), x, y), "spearman_rho": spearman_rho(W, x, y)}
+def _runs(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``xs`` (variants x units): the stable sort order, and where runs of equal values start."""
+    order = np.argsort(xs, axis=1, kind="stable")
+    srt = np.take_along_axis(xs, order, axis=1)
+    start = np.ones(xs.shape, dtype=bool)
+    start[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    return order, start
+
+
+def _rank_stats(Wt: np.ndarray, xs: np.ndarray, y: np.ndarray, *, spearman: bool = True,
+                single: bool | None = None) -> dict[str, np.ndarray]:
+    """Kendall's tau-b (and Spearman's rho) of every row of ``xs`` (variants x units) with ``y``, for every
+    row of the unit weights ``Wt`` (R x units): ``(variants, R)`` arrays.
+
+    Equal, to the last bit, to :func:`evalcore.stats.tau_b` and :func:`evalcore.stats.spearman_rho` of each
+    variant, with the same formulas: :math:`\\tau_b = (n_c - n_d) / \\sqrt{(n_0 - n_1)(n_0 - n_2)}`
+    (Kendall 1945), and where :func:`~evalcore.stats.tau_b` is called with one weighting (``single``;
+    default: ``Wt`` has one row) ``scipy.stats.kendalltau``'s
+    :math:`(n_c - n_d) / \\sqrt{n_0 - n_1} / \\sqrt{n_0 - n_2}`, as it calls that;
+    :math:`\\rho` is Pearson's r of the weighted midranks (Spearman 1904). Each variant is sorted once
+    and each resample is a pass over the sorted units (:mod:`._superficial_kernel`), not a new sort.
+    """
+    from . import _superficial_kernel as kernel  # numba: loaded on the first curve, not with the module
+
+    Wt = np.ascontiguousarray(Wt, dtype=float)
+    order, start = _runs(np.asarray(xs, dtype=float))
+    yorder, ystart = _runs(np.asarray(y, dtype=float)[None, :])
+    ycode = np.cumsum(ystart[0]) - 1
+    yc = np.empty(len(y), dtype=np.int64)
+    yc[yorder[0]] = ycode
+    S, n0, n1, n2, cov, varx, vary = kernel.curve_sums(Wt, order, start, yorder[0], ystart[0], yc,
+                                                       int(ycode[-1]) + 1 if len(y) else 0, spearman)
+    if (Wt.shape[0] == 1) if single is None else single:  # scipy's formula, as tau_b's one-weighting path
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tau = np.clip(S / np.sqrt(n0 - n1) / np.sqrt(n0 - n2), -1.0, 1.0)
+        tau = np.where((n0 - n1 > 0) & (n0 - n2 > 0), tau, np.nan)
+    else:
+        den = (n0 - n1) * (n0 - n2)
+        tau = np.where(den > 0, safe_div(S, np.sqrt(np.where(den > 0, den, 1.0))), np.nan)
+    out = {"kendall_tau": tau}
+    if spearman:
+        out["spearman_rho"] = safe_div(cov, np.sqrt(varx * vary))
+    if len(y) < 2:
+        out = {k: np.full_like(v, np.nan) for k, v in out.items()}
+    return out
 
 
 def _group_rows(data: PointwiseSuperficialData, g: int, alphas: np.ndarray, n_boot: int, root: int,
                 level: float) -> list[dict]:
     sel = data.group == g
     n = int(sel.sum())
-    W = item_weights(cell_rng(root, (data.judge, *data.keys[g])), n, n_boot).T
+    Wt = item_weights(cell_rng(root, (data.judge, *data.keys[g])), n, n_boot)
     p, q, h = data.p[sel], data.q[sel], data.human[sel]
-    base = _correlations(W, p, h)
+    # Row 0 the raw judge (alpha = 0 by definition), then one row per alpha; all resamples at once.
+    xs = np.vstack([p[None, :], p[None, :] - alphas[:, None] * q[None, :]])
+    stats = _rank_stats(Wt, xs, h)
     keys = dict(zip(data.by, data.keys[g]))
     note = (f"{data.n_dropped} unit(s) of this judge (all groups) without a score, Q or human score left out"
             if data.n_dropped else "")
+    bounds = {}
+    for m in MEASURES:  # one sort for every alpha's interval (each row's is numpy.quantile's)
+        est, change = stats[m][1:], stats[m][1:] - stats[m][:1]
+        bounds[m] = percentile_interval(est[:, 1:], level)[:2] + percentile_interval(change[:, 1:], level)[:2]
     rows = []
-    for a in alphas:
-        cur = _correlations(W, p - a * q, h)
+    for i, a in enumerate(alphas):
         for m in MEASURES:
-            est, change = cur[m], cur[m] - base[m]
-            lo, hi, _ = percentile_interval(est[None, 1:], level)
-            clo, chi, _ = percentile_interval(change[None, 1:], level)
+            est, change = stats[m][1 + i], stats[m][1 + i] - stats[m][0]
+            lo, hi, clo, chi = (b[i] for b in bounds[m])
             rows.append({"judge": data.judge, **keys, "alpha": float(a), "measure": m, "estimate": est[0],
-                         "ci_low": lo[0], "ci_high": hi[0], "n": n, "change": change[0], "change_ci_low": clo[0],
-                         "change_ci_high": chi[0], "note": note})
+                         "ci_low": lo, "ci_high": hi, "n": n, "change": change[0], "change_ci_low": clo,
+                         "change_ci_high": chi, "note": note})
     return rows
 
 
@@ -162,9 +207,10 @@ def correlation_curve(data: PointwiseSuperficialData, *, alphas: Sequence[float]
                       n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Kendall's tau-b and Spearman's rho of ``P_hat`` with the humans' mean score at every ``alpha``.
 
-    Per group, with item-bootstrap intervals (:func:`evalcore.stats.tau_b`, :func:`evalcore.stats.spearman_rho`
-    weight every resample without writing it out); ``change`` is the difference from ``alpha = 0``
-    on the same resamples.
+    Per group, with item-bootstrap intervals; ``change`` is the difference from ``alpha = 0`` on the
+    same resamples. The numbers are :func:`evalcore.stats.tau_b`'s and :func:`evalcore.stats.spearman_rho`'s
+    of each alpha, to the last bit, but each alpha's ``P_hat`` is sorted once and every resample (a vector
+    of unit multiplicities, never written out) is one compiled pass over the sorted units.
 
     Returns
     -------
@@ -190,9 +236,8 @@ class PointwiseCV:
     n: int
 
 
-def _best(W: np.ndarray, data_p, data_q, human, alphas) -> int:
-    """Index of the alpha with the highest Kendall tau under the weights ``W`` (n, 1); ties to the smaller."""
-    taus = np.array([tau_b(W, np.arange(len(data_p)), data_p - a * data_q, human)[0] for a in alphas])
+def _best(taus: np.ndarray) -> int:
+    """Index of the highest Kendall tau (over alphas); ties to the smaller alpha."""
     taus = np.where(np.isfinite(taus), taus, -np.inf)
     return int(np.flatnonzero(taus >= taus.max() - 1e-12)[0])
 
@@ -211,19 +256,20 @@ def cross_validated_alpha(data: PointwiseSuperficialData, *, group: int, alphas:
     if n < 4 or folds < 2:
         raise DataError(f"cross-validation needs at least 4 units and 2 folds (have {n} units, {folds} folds)")
     fold = np.random.default_rng(root_seed(seed)).permutation(np.arange(n) % k)
-    W = item_weights(cell_rng(root_seed(seed), (data.judge, "cv", group)), n, n_boot).T
-    held, chosen = np.zeros(W.shape[1]), []
+    Wt = item_weights(cell_rng(root_seed(seed), (data.judge, "cv", group)), n, n_boot)
+    # Every fold's training set and all units, each a weighting of its own (tau as for one weighting).
+    train = np.vstack([(fold != np.arange(k)[:, None]).astype(float), np.ones((1, n))])
+    xs = np.vstack([p[None, :] - alphas[:, None] * q[None, :], p[None, :]])
+    taus = _rank_stats(train, xs, h, spearman=False, single=True)["kendall_tau"]  # (alphas + raw, folds + all)
+    held, chosen = np.zeros(Wt.shape[0]), []
     for f in range(k):
-        train, test = fold != f, fold == f
-        j = _best(train[:, None].astype(float), p, q, h, alphas)
+        j = _best(taus[:-1, f])
         chosen.append(float(alphas[j]))
-        idx = np.flatnonzero(test)
-        tau = tau_b(W[idx], np.arange(len(idx)), p[idx] - alphas[j] * q[idx], h[idx])
+        idx = np.flatnonzero(fold == f)
+        tau = _rank_stats(Wt[:, idx], (p[idx] - alphas[j] * q[idx])[None, :], h[idx], spearman=False)["kendall_tau"][0]
         held += np.nan_to_num(tau) * len(idx) / n
     lo, hi, _ = percentile_interval(held[None, 1:], level)
-    ones = np.ones((n, 1))
-    raw = tau_b(ones, np.arange(n), p, h)[0]
-    return PointwiseCV(float(alphas[_best(ones, p, q, h, alphas)]), tuple(chosen), float(held[0]), float(raw),
+    return PointwiseCV(float(alphas[_best(taus[:-1, -1])]), tuple(chosen), float(held[0]), float(taus[-1, -1]),
                        float(lo[0]), float(hi[0]), n)
 
 
@@ -307,3 +353,11 @@ def q_options(ratings: pd.DataFrame, *, judge: str | None = None) -> list[str]:
     texts = ["length", "words"] if "text" in ratings.columns and ratings["text"].notna().any() else []
     judges = sorted(ratings.loc[ratings["rater_kind"] == "judge", "rater"].astype(str).unique())
     return numeric + texts + [f"rater:{j}" for j in judges if j != judge]
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the curve's compiled pass, e.g. in a background thread: about 5 s the
+    first time on a machine, a fraction of a second after."""
+    from . import _superficial_kernel as kernel
+
+    kernel.warm_up()

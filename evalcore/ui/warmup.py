@@ -43,6 +43,16 @@ def _warm_agreement() -> threading.Thread:
 
 
 @st.cache_resource(show_spinner=False)
+def _warm_superficial() -> threading.Thread:
+    from ..pointwise.superficial import warm_up
+
+    # the pointwise superficial-quality curve's compiled pass: ~5 s the first time on a machine, ~0.3 s after.
+    t = threading.Thread(target=warm_up, name="evalcore-superficial-warm-up", daemon=True)
+    t.start()
+    return t
+
+
+@st.cache_resource(show_spinner=False)
 def _warm_figures() -> threading.Thread:
     def load() -> None:
         from ..report import plots  # noqa: F401  (plotly.express: ~0.6 s to import)
@@ -63,7 +73,8 @@ def warm_up_at_start() -> None:
 
     Decided from the dataset's row counts alone (no table is read on a page that may not need it): plotly's
     figure code always, the agreement table's compiled passes for ratings of at least
-    :data:`evalcore.pointwise.agreement.passes.COMPILED_FROM` rows, the Dawid-Skene sampler for comparisons.
+    :data:`evalcore.pointwise.agreement.passes.COMPILED_FROM` rows, the pointwise superficial-quality curve's pass
+    for any ratings, the Dawid-Skene sampler for comparisons.
     Each warm-up runs once per server, in the background; a later call costs a dictionary look-up.
     """
     if not enabled():
@@ -76,6 +87,8 @@ def warm_up_at_start() -> None:
         return
     if info.tables.get(RATINGS, 0) >= COMPILED_FROM:
         _warm_agreement()
+    if info.tables.get(RATINGS, 0) > 0:
+        _warm_superficial()
     if info.tables.get(COMPARISONS, 0) > 0:
         _warm_winrate()
 

@@ -239,19 +239,21 @@ def test_every_numba_kernel_caches_on_disk():
 
 def test_the_app_starts_the_warm_ups_the_current_dataset_needs_from_any_page(monkeypatch):
     """``app.py`` calls ``warm_up_at_start`` before every page: from the row counts alone, the Dawid-Skene sampler
-    for comparisons and the agreement passes for large ratings; nothing when warm-ups are off."""
+    for comparisons, the agreement passes for large ratings, the superficial curve's pass for any ratings; nothing
+    when warm-ups are off."""
     from types import SimpleNamespace
 
     from evalcore.pointwise.agreement.passes import COMPILED_FROM
     from evalcore.ui import warmup
 
     started = []
-    for name in ("_warm_figures", "_warm_agreement", "_warm_winrate"):
+    for name in ("_warm_figures", "_warm_agreement", "_warm_winrate", "_warm_superficial"):
         monkeypatch.setattr(warmup, name, lambda name=name: started.append(name))
     monkeypatch.setenv("EVALCORE_WARMUP", "1")
     for tables, expected in (({"comparisons": 10}, ["_warm_figures", "_warm_winrate"]),
-                             ({"ratings": COMPILED_FROM}, ["_warm_figures", "_warm_agreement"]),
-                             ({"ratings": COMPILED_FROM - 1}, ["_warm_figures"])):
+                             ({"ratings": COMPILED_FROM}, ["_warm_figures", "_warm_agreement", "_warm_superficial"]),
+                             ({"ratings": COMPILED_FROM - 1}, ["_warm_figures", "_warm_superficial"]),
+                             ({}, ["_warm_figures"])):
         started.clear()
         monkeypatch.setattr(warmup, "current_info", lambda tables=tables: SimpleNamespace(tables=tables))
         warmup.warm_up_at_start()
