@@ -63,6 +63,7 @@ and the tests check it against a line-by-line transcription of their loops.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -301,52 +302,127 @@ def _isotonic(values: np.ndarray, g: np.ndarray, idx: np.ndarray) -> tuple[tuple
     return tuple(map(float, iso.X_thresholds_)), tuple(map(float, iso.y_thresholds_)), at_half
 
 
+def _map_knots(values: np.ndarray, g: np.ndarray,
+               idx: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+    """:func:`_isotonic` without scikit-learn (whose import costs a command about a second): PAVA through the
+    interior points (which only evens out the rounding of the tied-value solve, :math:`g` being monotone), then
+    the points that end or start a flat run, as ``IsotonicRegression.X_thresholds_`` keeps them."""
+    from scipy.optimize import isotonic_regression
+
+    y = isotonic_regression(g[1:-1]).x
+    keep = np.ones(len(y), dtype=bool)
+    keep[1:-1] = (y[:-2] != y[1:-1]) | (y[1:-1] != y[2:])
+    at_half = float(np.mean(np.abs(g[idx] - 0.5) < 1e-3))
+    return tuple(map(float, values[1:-1][keep])), tuple(map(float, y[keep])), at_half
+
+
 def _compress(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct knot triples and their weights (count / items): the loss depends on nothing else."""
-    uniq, counts = np.unique(idx, axis=0, return_counts=True)
+    """The distinct knot triples, in lexicographic order, and their weights (count / items): the loss depends on
+    nothing else."""
+    base = int(idx.max()) + 1
+    if base ** 3 >= 2 ** 63:
+        uniq, counts = np.unique(idx, axis=0, return_counts=True)
+        return uniq, counts / len(idx)
+    # one integer per triple, in the same order as the rows, sorts several times faster than the rows
+    key, counts = np.unique((idx[:, 0] * base + idx[:, 1]) * base + idx[:, 2], return_counts=True)
+    uniq = np.column_stack([key // (base * base), key // base % base, key % base])
     return uniq, counts / len(idx)
 
 
-def _value_loss(g: np.ndarray, tri: np.ndarray, w: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
-    """:math:`\\mathcal{L}` as a function of the knot values ``g`` (weighted distinct triples) and its exact gradient."""
+@dataclass(frozen=True)
+class _Compressed:
+    """The probabilities as :func:`fit_noa` uses them: the knots, each probability's knot index and the weighted
+    distinct triples (computed once for every lambda tried on the same items)."""
+
+    values: np.ndarray
+    idx: np.ndarray
+    tri: np.ndarray
+    w: np.ndarray
+
+    @classmethod
+    def of(cls, probs) -> _Compressed:
+        values, idx = knots(probs)
+        return cls(values, idx, *_compress(idx))
+
+
+def _value_loss(g: np.ndarray, tri: np.ndarray, w: np.ndarray, lam: float) -> float:
+    """:math:`\\mathcal{L}` of the knot values ``g`` on the weighted distinct triples, term by term (the accurate
+    value reported; the solver works with the quadratic form of :class:`_Quadratic`)."""
     g0, g1, g2 = g[tri[:, 0]], g[tri[:, 1]], g[tri[:, 2]]
     a, b, c = g0 + g2 - 1, g0 - g1, g0 - g2
-    loss = float(w @ (a * a + b * b - lam * c * c))
-    parts = np.column_stack([2 * (a + b - lam * c), -2 * b, 2 * (a + lam * c)]) * w[:, None]
-    return loss, np.bincount(tri.ravel(), weights=parts.ravel(), minlength=len(g))
+    return float(w @ (a * a + b * b - lam * c * c))
+
+
+@dataclass(frozen=True)
+class _Quadratic:
+    """The loss as a quadratic, :math:`\\mathcal{L}(g) = \\tfrac12 g^T H g + q^T g + \\sum w`, built once from the
+    weighted distinct triples: the sparse Hessian ``H`` (CSR), its entries ``row, col, val`` and ``q``.
+
+    Each triple adds three weighted squares of a linear form :math:`u^T g`: :math:`u = e_{s_0} + e_{s_2}` (less 1;
+    weight :math:`w`), :math:`e_{s_0} - e_{s_1}` (:math:`w`) and :math:`e_{s_0} - e_{s_2}` (:math:`-\\lambda w`),
+    so :math:`H = 2 \\sum w_u u u^T` has four entries per form (summed where knots repeat) and
+    :math:`q = -2 \\sum w (e_{s_0} + e_{s_2})`. The gradient is one sparse product, :math:`Hg + q`.
+    """
+
+    H: object
+    row: np.ndarray
+    col: np.ndarray
+    val: np.ndarray
+    q: np.ndarray
+
+    @classmethod
+    def of(cls, tri: np.ndarray, w: np.ndarray, lam: float, size: int) -> _Quadratic:
+        from scipy import sparse
+
+        s0, s1, s2 = tri[:, 0], tri[:, 1], tri[:, 2]
+        first, second = np.concatenate([s0, s0, s0]), np.concatenate([s2, s1, s2])
+        sign = np.repeat([1.0, -1.0, -1.0], len(tri))
+        wt = 2 * np.concatenate([w, w, -lam * w])
+        rows = np.concatenate([first, first, second, second])
+        cols = np.concatenate([first, second, first, second])
+        vals = np.concatenate([wt, wt * sign, wt * sign, wt])
+        H = sparse.coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()  # repeated entries are summed
+        coo = H.tocoo()
+        q = -2 * np.bincount(np.concatenate([s0, s2]), weights=np.concatenate([w, w]), minlength=size)
+        return cls(H, coo.row, coo.col, coo.data, q)
+
+
+def _rise(d: np.ndarray, grad: np.ndarray, dh: np.ndarray) -> float:
+    """:math:`\\mathcal{L}(x + d) - \\mathcal{L}(x) = d^T (\\nabla\\mathcal{L}(x) + \\tfrac12 Hd)` from the gradient at
+    :math:`x` and :math:`Hd`: exact for the quadratic, and free of the cancellation of subtracting two losses
+    near 0. einsum rather than a BLAS dot: no thread start-up on every step of a long loop."""
+    return float(np.einsum("i,i->", d, grad) + 0.5 * np.einsum("i,i->", d, dh))
 
 
 def _project(y: np.ndarray) -> np.ndarray:
     """The Euclidean projection onto the monotone maps: :math:`0 = g_0 \\le g_1 \\le \\dots \\le g_N = 1`
     (PAVA of the interior values, then clipping to [0, 1], which is the exact projection onto the box-bounded
     monotone cone)."""
-    from sklearn.isotonic import isotonic_regression
+    from scipy.optimize import isotonic_regression
 
     out = np.empty_like(y)
     out[0], out[-1] = 0.0, 1.0
     if len(y) > 2:
-        out[1:-1] = isotonic_regression(y[1:-1], y_min=0.0, y_max=1.0)
+        np.clip(isotonic_regression(y[1:-1]).x, 0.0, 1.0, out=out[1:-1])
     return out
 
 
-def _hessian(tri: np.ndarray, w: np.ndarray, lam: float, size: int):
-    """The (constant) sparse Hessian :math:`H` and linear term :math:`q` of :math:`\\mathcal{L}(g) = \\tfrac12 g^T H g
-    + q^T g + \\sum w`."""
-    from scipy import sparse
+def _positive_definite_solve(A, rhs: np.ndarray) -> np.ndarray | None:
+    """The solution of :math:`Az = b` for a sparse symmetric :math:`A`, or None unless :math:`A` is positive
+    definite: a sparse LU with symmetric ordering and diagonal pivots is :math:`LDL^T` (U = DL^T), and :math:`A`
+    is positive definite exactly when every pivot is positive (Sylvester's law of inertia)."""
+    from scipy.sparse.linalg import splu
 
-    rows = np.arange(len(tri))
-
-    def op(i, j, sign):
-        return sparse.csr_matrix((np.concatenate([np.ones(len(tri)), np.full(len(tri), sign)]),
-                                  (np.concatenate([rows, rows]), np.concatenate([tri[:, i], tri[:, j]]))),
-                                 shape=(len(tri), size))
-
-    a, b, c = op(0, 2, 1.0), op(0, 1, -1.0), op(0, 2, -1.0)
-    W = sparse.diags(w)
-    return 2 * (a.T @ W @ a + b.T @ W @ b - lam * (c.T @ W @ c)), -2 * (a.T @ w)
+    try:
+        lu = splu(A.tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    except RuntimeError:  # exactly singular
+        return None
+    if not (np.array_equal(lu.perm_r, lu.perm_c) and np.all(lu.U.diagonal() > 0)):
+        return None
+    return lu.solve(rhs)
 
 
-def _polish(g: np.ndarray, H, q: np.ndarray) -> np.ndarray | None:
+def _polish(g: np.ndarray, quad: _Quadratic) -> np.ndarray | None:
     """The exact stationary point with the blocks of equal values of ``g`` held tied (a reduced linear system);
     None when it is not a strictly monotone minimum of the reduced problem."""
     from scipy import sparse
@@ -355,19 +431,24 @@ def _polish(g: np.ndarray, H, q: np.ndarray) -> np.ndarray | None:
     free = (interior > 1e-12) & (interior < 1 - 1e-12)
     if not free.any():
         return None
-    block = np.concatenate([[0], np.cumsum(np.abs(np.diff(interior)) > 1e-12)])
-    ids, col = np.unique(block[free], return_inverse=True)
-    P = sparse.csr_matrix((np.ones(free.sum()), (np.flatnonzero(free) + 1, col)), shape=(len(g), len(ids)))
+    where = np.flatnonzero(free) + 1  # the free knots, in order
+    block = np.concatenate([[0], np.cumsum(np.abs(np.diff(interior)) > 1e-12)])[free]
+    col = np.concatenate([[0], np.cumsum(block[1:] != block[:-1])])  # the blocks numbered 0..m-1 (sorted)
+    m = int(col[-1]) + 1
     fixed = np.where(g > 1 - 1e-12, 1.0, 0.0)
-    fixed[1:-1][free] = 0.0
-    A = (P.T @ H @ P).toarray()
-    rhs = -(P.T @ (q + H @ fixed))
-    try:
-        chol = np.linalg.cholesky(A)  # a minimum of the reduced problem only where A is positive definite
-    except np.linalg.LinAlgError:
+    fixed[where] = 0.0
+    # the reduced Hessian P^T H P (P: free knot -> its block), by renaming H's entries to blocks
+    blk = np.full(len(g), -1)
+    blk[where] = col
+    r, c = blk[quad.row], blk[quad.col]
+    both = (r >= 0) & (c >= 0)
+    A = sparse.coo_matrix((quad.val[both], (r[both], c[both])), shape=(m, m))
+    rhs = -np.bincount(col, weights=(quad.q + quad.H @ fixed)[where], minlength=m)
+    z = _positive_definite_solve(A, rhs)
+    if z is None:
         return None
-    z = np.linalg.solve(chol.T, np.linalg.solve(chol, rhs))
-    out = fixed + P @ z
+    out = fixed
+    out[where] = z[col]
     if not (np.all(np.diff(out) >= -1e-12) and out.min() >= -1e-12 and out.max() <= 1 + 1e-12):
         return None
     return np.clip(out, 0.0, 1.0)
@@ -384,31 +465,37 @@ def _fit_values(tri: np.ndarray, w: np.ndarray, lam: float, start: np.ndarray, *
     """Minimise :math:`\\mathcal{L}` over the monotone values: accelerated projected gradient (FISTA with restart
     on any increase) to find which values are tied or at 0 and 1, then the exact stationary point of that
     structure (:func:`_polish`), accepted when it lowers the loss; converged when the residual (:func:`_kkt`)
-    is below ``tol``."""
-    H, q = _hessian(tri, w, lam, len(start))
-    step = 1.0 / max(float(np.abs(H).sum(axis=1).max()), 1e-12)  # 1 / Gershgorin bound on the curvature
+    is below ``tol``. A step costs one sparse product :math:`Hg` (:class:`_Quadratic`) and one PAVA."""
+    quad = _Quadratic.of(tri, w, lam, len(start))
+    H, q = quad.H, quad.q
+    step = 1.0 / max(float(abs(H).sum(axis=1).max()), 1e-12)  # 1 / Gershgorin bound on the curvature
     x = _project(start)
-    fx, gx = _value_loss(x, tri, w, lam)
-    y, theta = x.copy(), 1.0
+    hx = H @ x
+    gx = hx + q
+    y, gy, theta = x, gx, 1.0  # gy: the gradient at y
     for it in range(1, int(max_iter) + 1):
-        fy, gy = _value_loss(y, tri, w, lam)
-        xn = _project(y - step * gy)
-        fn, gn = _value_loss(xn, tri, w, lam)
-        if fn > fx + 1e-15:  # momentum overshot: restart from the last iterate
-            y, theta = x.copy(), 1.0
+        z = gy * -step
+        z += y
+        xn = _project(z)  # the projected gradient step from y
+        hxn = H @ xn
+        d, dh = xn - x, hxn - hx
+        if _rise(d, gx, dh) > 1e-15:  # momentum overshot: restart from the last iterate
+            y, gy, theta = x, gx, 1.0
             continue
         theta_n = (1 + np.sqrt(1 + 4 * theta ** 2)) / 2
-        y = xn + (theta - 1) / theta_n * (xn - x)
-        x, fx, gx, theta = xn, fn, gn, theta_n
+        mom = (theta - 1) / theta_n
+        gxn = hxn + q
+        y, gy = xn + mom * d, gxn + mom * dh  # H is linear: the gradient at y without another product
+        x, hx, gx, theta = xn, hxn, gxn, theta_n
         if it % 25 == 0 or it == max_iter:
-            exact = _polish(x, H, q)
+            exact = _polish(x, quad)
             if exact is not None:
-                fe, ge = _value_loss(exact, tri, w, lam)
-                if fe <= fx + 1e-15 and _kkt(exact, ge, step) < tol:
-                    return exact, fe, it, True
+                he = H @ exact
+                if _rise(exact - x, gx, he - hx) <= 1e-15 and _kkt(exact, he + q, step) < tol:
+                    return exact, _value_loss(exact, tri, w, lam), it, True
             if _kkt(x, gx, step) < tol:
-                return x, fx, it, True
-    return x, fx, int(max_iter), False
+                return x, _value_loss(x, tri, w, lam), it, True
+    return x, _value_loss(x, tri, w, lam), int(max_iter), False
 
 
 def fit_noa(probs, *, lam: float = LAMBDA, tol: float = 1e-9, max_iter: int = 20_000,
@@ -420,9 +507,11 @@ def fit_noa(probs, *, lam: float = LAMBDA, tol: float = 1e-9, max_iter: int = 20
     segments reaches (on the sample: 72 of 2,700 decisions and Fleiss' kappa 0.010 apart). So the fit works on
     the knot values themselves, :math:`0 = g_0 \\le g_1 \\le \\dots \\le g_N = 1`, a quadratic objective over
     a convex set: accelerated projected gradient, the projection being PAVA with clipping, then the exact
-    minimiser of the tied-value structure it found (one linear solve). The data enter only through the
-    distinct triples of knot indices and their counts, so the cost grows with distinct values, not items.
-    Started from the identity map (the raw probabilities).
+    minimiser of the tied-value structure it found (one sparse linear solve). The data enter only through the
+    distinct triples of knot indices and their counts, so the cost grows with distinct values, not items: the
+    loss is a quadratic :math:`\\tfrac12 g^T H g + q^T g + 1` whose sparse Hessian is built once from the triples,
+    and a step costs one sparse product and one PAVA over the knots (with every probability distinct, three
+    knots per item). Started from the identity map (the raw probabilities).
 
     Parameters
     ----------
@@ -445,12 +534,15 @@ def fit_noa(probs, *, lam: float = LAMBDA, tol: float = 1e-9, max_iter: int = 20
         (the lambda term is concave), so this is a local minimum; the tests check that an independent
         constrained minimiser (SLSQP on the values) started from it or from the identity finds no lower loss.
     """
-    values, idx = knots(probs)
-    tri, w = _compress(idx)
-    g, loss, iterations, converged = _fit_values(tri, w, float(lam), np.clip(values, 0.0, 1.0), tol=tol,
-                                                  max_iter=max_iter)
-    x, y, at_half = _isotonic(values, g, idx)
-    return NoaCalibration("noa", x=x, y=y, lam=float(lam), n_items=len(idx), iterations=int(iterations),
+    return _fit_compressed(_Compressed.of(probs), lam=lam, tol=tol, max_iter=max_iter, judge=judge)
+
+
+def _fit_compressed(data: _Compressed, *, lam: float, tol: float, max_iter: int, judge: str = "") -> NoaCalibration:
+    """:func:`fit_noa` on probabilities already compressed."""
+    g, loss, iterations, converged = _fit_values(data.tri, data.w, float(lam), np.clip(data.values, 0.0, 1.0),
+                                                  tol=tol, max_iter=max_iter)
+    x, y, at_half = _map_knots(data.values, g, data.idx)
+    return NoaCalibration("noa", x=x, y=y, lam=float(lam), n_items=len(data.idx), iterations=int(iterations),
                           loss=float(loss), converged=bool(converged), judge=judge, at_half=at_half)
 
 
@@ -546,16 +638,18 @@ def fit_noa_selected(probs, *, grid: tuple[float, ...] = LAMBDA_GRID, holdout: f
         order = np.random.default_rng(seed).permutation(n)
         fit_part, held = p[order[m:]], p[order[:m]]
         raw = _consistency(held)
+        part_data = _Compressed.of(fit_part)
+    whole = cache(lambda: _Compressed.of(p))  # compressed once, for every lambda refitted on all the items
     tried, cal, refit_collapsed = [], None, []
     for lam in grid:
         if split:
-            part = fit_noa(fit_part, lam=lam, tol=tol, max_iter=max_iter)
+            part = _fit_compressed(part_data, lam=lam, tol=tol, max_iter=max_iter)
             cons = _consistency(held, part.apply)
             floor = raw.mean() - (cons.astype(float) - raw).std() / np.sqrt(m)
             tried.append(f"{lam:g}: {cons.mean():.2f}")
             if part.at_half > 0.5 or _at_half(part.apply(held)) > 0.5 or cons.mean() < floor:
                 continue
-        full = fit_noa(p, lam=lam, tol=tol, max_iter=max_iter, judge=judge)
+        full = _fit_compressed(whole(), lam=lam, tol=tol, max_iter=max_iter, judge=judge)
         if not full.collapsed:
             cal = full
             break
@@ -569,7 +663,7 @@ def fit_noa_selected(probs, *, grid: tuple[float, ...] = LAMBDA_GRID, holdout: f
         how += f"; refitted on all items, lambda {', '.join(refit_collapsed)} collapsed"
     if cal is not None:
         return replace(cal, selection=how)
-    cal = fit_noa(p, lam=grid[-1], tol=tol, max_iter=max_iter, judge=judge)
+    cal = _fit_compressed(whole(), lam=grid[-1], tol=tol, max_iter=max_iter, judge=judge)
     reason = collapse_reason(p, f"or lost position consistency on held-out items at every lambda up to {grid[-1]:g}")
     return replace(cal, selection=how, reason=reason)
 
