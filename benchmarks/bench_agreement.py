@@ -11,6 +11,13 @@ the median of the per-round ratios. The rows as exported (sorted by item, raters
 every unit) and the same rows shuffled (count_units's slowest case: nothing repeats) are both measured.
 
 Run: ``python benchmarks/bench_agreement.py [--items 40000] [--boot 1000] [--repeat 7]``.
+
+``--hanna`` times instead what HANNA's Agreement page computes (145,728 rows, 20 judges whose averaged scores take
+up to 127 values): the table grouped by criterion with ``--boot`` resamples on the counted units, each round in a
+fresh process (wall-clock and CPU time, the CPU time steadier on a shared machine); ``--against DIR`` times a
+second checkout (e.g. the commit before a change, ``git archive <commit> | tar -x -C DIR``) in the same rounds:
+
+    python benchmarks/bench_agreement.py --hanna --repeat 5 --against /tmp/old
 """
 
 from __future__ import annotations
@@ -93,12 +100,60 @@ def report(name: str, times: dict[str, list[float]], boot: int) -> None:
     line(f"{boot} resamples from units", "boot")
 
 
+HANNA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "hanna" / "hanna_metric_scores_llm.csv"
+#: One timed table in a fresh process (run with the checkout as its working directory): prints wall and CPU seconds.
+HANNA_TABLE = """
+import resource, sys, time
+from evalcore.data.ingest import load
+from evalcore.pointwise.agreement.table import agreement
+from evalcore.pointwise.agreement.units import count_units
+units = count_units(load(sys.argv[1], preset="hanna").frame)
+agreement(units, by=["criterion"], n_boot=10, seed=0)  # numba's passes and scipy loaded, as in the app
+cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+t, c = time.perf_counter(), cpu()
+agreement(units, by=["criterion"], n_boot=int(sys.argv[2]), seed=0)
+print(time.perf_counter() - t, cpu() - c)
+"""
+
+
+def hanna(boot: int, repeat: int, against: Path | None) -> None:
+    """HANNA's table by criterion in fresh processes, this checkout and ``against`` in turn."""
+    import subprocess
+    import sys
+
+    trees = {"this": Path(__file__).resolve().parents[1], **({"against": against.resolve()} if against else {})}
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in trees}
+    for r in range(repeat):
+        for name, tree in (list(trees.items()) if r % 2 == 0 else list(trees.items())[::-1]):
+            out = subprocess.run([sys.executable, "-c", HANNA_TABLE, str(HANNA), str(boot)], cwd=tree,
+                                 capture_output=True, text=True, check=True).stdout.split()
+            times[name].append((float(out[0]), float(out[1])))
+            print(f"round {r + 1}: {name:<8} wall {times[name][-1][0]:6.2f} s  CPU {times[name][-1][1]:6.2f} s  "
+                  f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+    for name, ts in times.items():
+        wall, cpu = [t[0] for t in ts], [t[1] for t in ts]
+        print(f"{name:<8} wall best {min(wall):.2f} s, median {np.median(wall):.2f} s; "
+              f"CPU best {min(cpu):.2f} s, median {np.median(cpu):.2f} s")
+    if against:
+        for i, what in enumerate(("wall", "CPU")):
+            new, old = [t[i] for t in times["this"]], [t[i] for t in times["against"]]
+            print(f"this / against, {what}: best {min(new) / min(old):.2f}x, "
+                  f"median {np.median(new) / np.median(old):.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=40_000)
     ap.add_argument("--boot", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--hanna", action="store_true", help="time HANNA's table by criterion instead")
+    ap.add_argument("--against", type=Path, help="with --hanna: a second checkout timed in the same rounds")
     args = ap.parse_args()
+    if args.hanna:
+        print(f"HANNA by criterion, {args.boot:,} resamples; {platform.machine()}, {os.cpu_count()} cores, "
+              f"Python {platform.python_version()}")
+        hanna(args.boot, args.repeat, args.against)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "judgments.csv"
         rows = make_file(path, n_items=args.items)

@@ -13,9 +13,18 @@ this dataset. Timed from the navigation to:
 The file: the sample's ratings (1,200 items, 10 languages, 5 criteria, 30 annotators, 2 judges with 3 samples
 each) plus 400 of its items again under new ids, 70,555 rows. ``--file`` times another file instead (HANNA:
 ``../shared/datasets/hanna/hanna_metric_scores_llm.csv --preset hanna``). ``--root`` times another checkout of
-the app (e.g. the commit before a change) with the same procedure.
+the app (e.g. the commit before a change) with the same procedure; ``--against DIR`` times a second checkout in
+the same run, round by round in turn with the first (a fresh server for each), and prints the ratios.
+``--pages`` picks the pages (default: Agreement and Bias).
 
-    python benchmarks/bench_pages.py [--rounds 3] [--file F --preset P] [--root DIR]
+    python benchmarks/bench_pages.py [--rounds 3] [--file F --preset P] [--root DIR] [--against DIR]
+        [--pages Agreement]
+
+The old path beside the new one on HANNA's Agreement page (``git archive`` of the commit before the change into
+a folder; both run by this checkout's interpreter):
+
+    git archive <old commit> | tar -x -C /tmp/old && python benchmarks/bench_pages.py --rounds 3 \\
+        --file ../shared/datasets/hanna/hanna_metric_scores_llm.csv --preset hanna --pages Agreement --against /tmp/old
 """
 
 from __future__ import annotations
@@ -93,7 +102,8 @@ def _open(page, url: str) -> tuple[float, float]:
     return first, time.perf_counter() - t0
 
 
-def run_once(root: Path, path: Path, preset: str | None, browser) -> dict[str, tuple[float, float, float]]:
+def run_once(root: Path, path: Path, preset: str | None, browser, pages: dict[str, str] = PAGES
+             ) -> dict[str, tuple[float, float, float]]:
     """One fresh server and workspace: the file imported, home opened, then each page's first open."""
     sys.path.insert(0, str(root))
     from evalcore.data.ingest import load
@@ -110,7 +120,7 @@ def run_once(root: Path, path: Path, preset: str | None, browser) -> dict[str, t
         page.wait_for_selector(DONE, timeout=600_000)
         page.get_by_role("heading", name="bench", exact=True).wait_for(timeout=600_000)
         page.wait_for_timeout(1500)  # the home page's background warm-up, as a user reading the summary gives it
-        for name, slug in PAGES.items():
+        for name, slug in pages.items():
             first = _open(page, f"{url}/{slug}?dataset={did}")
             again = _open(page, f"{url}/{slug}?dataset={did}")  # everything cached: the browser's and drawing's share
             out[name] = (*first, again[1])
@@ -128,6 +138,8 @@ def main() -> int:
     ap.add_argument("--file", type=Path)
     ap.add_argument("--preset")
     ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app is timed")
+    ap.add_argument("--against", type=Path, help="a second checkout timed in the same run (e.g. the old path)")
+    ap.add_argument("--pages", nargs="+", choices=list(PAGES), default=list(PAGES))
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -139,22 +151,31 @@ def main() -> int:
     if exe is None:
         print("chromium is not installed (apt-get install chromium)")
         return 1
-    print(f"app: {args.root}; machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    times: dict[str, list[tuple[float, float, float]]] = {p: [] for p in PAGES}
+    roots = {"this": args.root.resolve(), **({"against": args.against.resolve()} if args.against else {})}
+    pages = {p: PAGES[p] for p in args.pages}
+    print(f"app: {', '.join(f'{k} {v}' for k, v in roots.items())}; machine: {platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f}")
+    times: dict[tuple[str, str], list[tuple[float, float, float]]] = {(k, p): [] for k in roots for p in pages}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
         for r in range(args.rounds):
-            for name, t in run_once(args.root.resolve(), path.resolve(), args.preset, browser).items():
-                times[name].append(t)
-                print(f"round {r + 1}: {name:<10} numbers {t[0]:6.2f} s   complete {t[1]:6.2f} s   again {t[2]:6.2f} s",
-                      flush=True)
+            for which, root in (list(roots.items()) if r % 2 == 0 else list(roots.items())[::-1]):
+                for name, t in run_once(root, path.resolve(), args.preset, browser, pages).items():
+                    times[which, name].append(t)
+                    print(f"round {r + 1}: {which:<8} {name:<10} numbers {t[0]:6.2f} s   complete {t[1]:6.2f} s   "
+                          f"again {t[2]:6.2f} s   (load average {os.getloadavg()[0]:.2f})", flush=True)
         browser.close()
-    print("\npage        numbers (median, best)    complete (median, best)    again (median, best)")
-    for name, ts in times.items():
+    print("\napp       page        numbers (median, best)    complete (median, best)    again (median, best)")
+    for (which, name), ts in times.items():
         first, done, again = [t[0] for t in ts], [t[1] for t in ts], [t[2] for t in ts]
-        print(f"{name:<10}  {statistics.median(first):6.2f} s {min(first):6.2f} s        "
+        print(f"{which:<8}  {name:<10}  {statistics.median(first):6.2f} s {min(first):6.2f} s        "
               f"{statistics.median(done):6.2f} s {min(done):6.2f} s        "
               f"{statistics.median(again):6.2f} s {min(again):6.2f} s")
+    if args.against:
+        for name in pages:
+            new, old = [t[1] for t in times["this", name]], [t[1] for t in times["against", name]]
+            print(f"{name}: complete, this / against: median {statistics.median(new) / statistics.median(old):.2f}x, "
+                  f"best {min(new) / min(old):.2f}x")
     return 0
 
 

@@ -53,10 +53,12 @@ Judge against humans (``judge`` names the judge), over units with the judge and 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...labels import NO_MAJORITY, strict_majority
+from ...stats.kendall import tau_b_table
 from ...stats.numeric import safe_div
 
 HUMAN_MEASURES = (
@@ -71,6 +73,8 @@ JUDGE_MEASURES = (
     "pairwise_agreement_gap",
 )
 _METRICS = ("nominal", "ordinal", "interval")
+_FEW_CATEGORIES = 48  # up to this many categories a sum by category is a matrix product, beyond it a bincount
+_TABLE_CELLS = 4_000_000  # cells of a rank table (points' x by y, per resample) handled at once: bounds memory
 #: The measures that need an order of the categories (weights, ranks, distances; Stevens 1946,
 #: Krippendorff 2011): not computed on a nominal criterion, whose labels have none. Every other measure
 #: counts agreeing labels and applies to every scale. Numbers keep every measure on every scale
@@ -100,7 +104,70 @@ def _mm(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.matmul(W, X)
 
 
-def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
+def _cat_sums(W: np.ndarray, cat: np.ndarray, q: int, x: np.ndarray | None = None) -> np.ndarray:
+    """:math:`S_{grc} = \\sum_k W_{grk} x_{gk} [cat_{gk} = c]`, (G, R, q); ``cat`` -1 adds nothing, ``x`` 1 by default.
+
+    The product of W with a (G, K, q) one-hot matrix, over the categories that occur only: a matrix
+    product with their few columns, or for many (a judge whose averaged scores take a hundred
+    categories) one ``bincount``, which costs G R K, not G R K q. With whole-number weights and ``x``
+    the sums are exact, so equal to the full product's whatever the order.
+    """
+    G, R, K = W.shape
+    ok = cat >= 0
+    weight = np.where(ok, 1.0 if x is None else x, 0.0)
+    present = np.unique(cat[ok])
+    if len(present) <= _FEW_CATEGORIES:
+        out = np.zeros((G, R, q))
+        out[..., present] = _mm(W, (cat[..., None] == present) * weight[..., None])
+        return out
+    idx = np.arange(G * R, dtype=np.intp).reshape(G, R, 1) * q + np.where(ok, cat, 0)[:, None, :]
+    return np.bincount(idx.ravel(), (W * weight[:, None, :]).ravel(), minlength=G * R * q).reshape(G, R, q)
+
+
+def _take(m: np.ndarray, cat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``m[g, r, cat[g, k]]``, (G, R, K), 0 where ``cat`` is -1; added to ``out`` when given."""
+    padded = np.concatenate([m, np.zeros((*m.shape[:2], 1))], axis=-1)  # category -1: the zero column
+    if out is None:
+        out = np.zeros((*m.shape[:2], cat.shape[1]))
+    for g in range(len(cat)):
+        out[g] += padded[g][:, cat[g]]
+    return out
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Counts (G, K, q) kept as the humans' counts on a few categories plus one more rating per pattern.
+
+    A judge added as one more rater has C + onehot(judge): its products with the weights are those of
+    the humans' few categories ``cols`` plus a sum by the judge's category (:func:`_cat_sums`), never a
+    (G, R, K) x (G, K, q) product over the judge's many categories.
+    """
+
+    human: np.ndarray  # (G, K, h) the humans' counts on the categories cols
+    cols: np.ndarray  # (h,) their categories among the q
+    extra: np.ndarray | None  # (G, K) the category of one more rating per pattern, -1 for none
+    q: int
+
+    def weighted(self, W: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """:math:`\\sum_k W_{grk} C_{gkc} a_{gk}` for a 0/1 mask a (G, K): (G, R, q); exact with whole-number
+        weights."""
+        out = np.zeros((*W.shape[:2], self.q))
+        out[..., self.cols] = _mm(W, self.human * mask[..., None])
+        if self.extra is not None:
+            out += _cat_sums(W, self.extra, self.q, mask.astype(float))
+        return out
+
+    def dot(self, m: np.ndarray) -> np.ndarray:
+        """:math:`\\sum_c C_{gkc} m_{grc}` for per-resample category positions m (G, R, q): (G, R, K)."""
+        out = np.matmul(m[..., self.cols], self.human.transpose(0, 2, 1))
+        return out if self.extra is None else _take(m, self.extra, out)
+
+
+def _dot(m: np.ndarray, C: np.ndarray, split: _Split | None) -> np.ndarray:
+    return np.matmul(m, C.transpose(0, 2, 1)) if split is None else split.dot(m)
+
+
+def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray, split: _Split | None = None) -> dict[str, np.ndarray]:
     """Krippendorff's alpha per metric, without forming the q x q coincidence matrix.
 
     :math:`\\alpha = 1 - (N-1) \\sum_{ck} o_{ck}\\delta^2_{ck} / \\sum_{ck} n_c n_k \\delta^2_{ck}` over
@@ -110,14 +177,14 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     :math:`\\sum_{g=c}^{k} n_g - (n_c+n_k)/2`; so both are an interval metric on a position x and
     :math:`\\sum o\\delta^2 = 2\\sum_c n_c x_c^2 - 2 x^\\top O x`, with
     :math:`x^\\top O x = \\sum_u ((\\sum_c c_{uc} x_c)^2 - \\sum_c c_{uc} x_c^2)/(n_u-1)`. Cost O(patterns x q),
-    which matters for judges whose averaged scores take a hundred distinct values.
+    which matters for judges whose averaged scores take a hundred distinct values; with ``split`` (the same
+    counts as :class:`_Split`) the products over resamples cost O(patterns) instead.
     """
     n = C.sum(axis=-1)
     pair = (n >= 2)
     inv = np.where(pair, safe_div(np.ones_like(n), n - 1), 0.0)
     inv = np.nan_to_num(inv)
-    Cp = C * pair[..., None]
-    marg = _mm(W, Cp)  # (G, R, q) pairable value frequencies
+    marg = _mm(W, C * pair[..., None]) if split is None else split.weighted(W, pair)  # (G, R, q) pairable frequencies
     N = marg.sum(axis=-1)
     out = {}
     # nominal
@@ -133,11 +200,16 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     do = 2 * (marg @ v ** 2) - 2 * _mm(W, xox)
     de = 2 * N * (marg @ v ** 2) - 2 * (marg @ v) ** 2
     out["krippendorff_alpha_interval"] = 1.0 - safe_div((N - 1) * do, de)
-    # ordinal: positions are mid-cumulative frequencies, one set per resample
+    # ordinal: positions are mid-cumulative frequencies, one set per resample (whole and half numbers, so
+    # every sum below is exact)
     m = np.cumsum(marg, axis=-1) - marg / 2.0  # (G, R, q)
-    Cm = np.matmul(m, C.transpose(0, 2, 1))  # (G, R, K): sum_c c_uc m_c
-    Cm2 = np.matmul(m ** 2, C.transpose(0, 2, 1))
-    xox = ((Cm ** 2 - Cm2) * inv[:, None, :] * W).sum(axis=-1)
+    Cm = _dot(m, C, split)  # (G, R, K): sum_c c_uc m_c
+    Cm2 = _dot(m ** 2, C, split)
+    Cm *= Cm  # in place, the same operations as ((Cm ** 2 - Cm2) * inv * W): fewer passes over (G, R, K)
+    Cm -= Cm2
+    Cm *= inv[:, None, :]
+    Cm *= W
+    xox = Cm.sum(axis=-1)
     s2 = (marg * m ** 2).sum(axis=-1)
     do = 2 * s2 - 2 * xox
     de = 2 * N * s2 - 2 * (marg * m).sum(axis=-1) ** 2
@@ -145,14 +217,21 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray) -> dict[str, np.nd
     return {f"krippendorff_alpha_{k}": out[f"krippendorff_alpha_{k}"] for k in _METRICS}
 
 
-def human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray) -> dict[str, np.ndarray]:
-    """Measures among humans, (G, R) each (:data:`HUMAN_MEASURES`); ``q_scale``: categories of each group's scale."""
+def human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray, *,
+                split: _Split | None = None) -> dict[str, np.ndarray]:
+    """Measures among humans, (G, R) each (:data:`HUMAN_MEASURES`); ``q_scale``: categories of each group's scale.
+
+    ``split``: the same counts as a :class:`_Split`, for the exact products over resamples (the judge as one more
+    rater) in Krippendorff's alpha.
+    """
     n = C.sum(axis=-1)
     two = (n >= 2).astype(float)
     Pi = np.nan_to_num(safe_div((C * (C - 1)).sum(axis=-1), n * (n - 1))) * two
     full = (C.max(axis=-1) == n).astype(float) * two
     m2 = _mm(W, two)
     pa = safe_div(_mm(W, Pi), m2)
+    # One product over all q categories: the shares are fractions, and a sum in another order than
+    # the matrix product's would move the last digits of kappa (amplified where 1 - pe is small).
     pi = safe_div(_mm(W, np.nan_to_num(safe_div(C, n[..., None]))), _mm(W, (n >= 1).astype(float))[..., None])
     pe_f = (pi ** 2).sum(axis=-1)
     qs = q_scale[:, None].astype(float)
@@ -166,7 +245,7 @@ def human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.nd
         "gwet_ac1": safe_div(pa - pe_g, 1 - pe_g),
         "pabak": pabak,
     }
-    out.update(_alphas(C, W, values))
+    out.update(_alphas(C, W, values, split))
     return out
 
 
@@ -178,16 +257,15 @@ def _kappas_f1(W: np.ndarray, major: np.ndarray, judge: np.ndarray, has_major: n
     matrix: :math:`\\kappa = (p_o - p_e)/(1 - p_e)`, :math:`p_e = \\sum_{ab} r_a c_b w_{ab} / N^2`;
     quadratic weights :math:`w_{ab} = 1-(v_a-v_b)^2/s^2` give
     :math:`\\sum r_a c_b w_{ab} = N^2 - (N\\sum r v^2 + N\\sum c v^2 - 2\\sum r v \\sum c v)/s^2`.
+    The marginals are sums of the weights by category (:func:`_cat_sums`, exact).
     """
     q = len(values)
     hm = has_major.astype(float)
-    eye = np.eye(q)
-    R1 = eye[major] * hm[..., None]  # (G, K, q) one-hot of the majority
-    C1 = eye[judge] * hm[..., None]
-    r, c = _mm(W, R1), _mm(W, C1)  # (G, R, q)
-    tot = r.sum(axis=-1)
     same = (major == judge) * hm
-    tp = _mm(W, R1 * same[..., None])
+    r = _cat_sums(W, np.where(has_major, major, -1), q)  # (G, R, q)
+    c = _cat_sums(W, np.where(has_major, judge, -1), q)
+    tot = r.sum(axis=-1)
+    tp = _cat_sums(W, np.where(same > 0, major, -1), q)
     po = safe_div(_mm(W, same), tot)
     pe = safe_div((r * c).sum(axis=-1), tot ** 2)
     out = {"cohen_kappa": safe_div(po - pe, 1 - pe)}
@@ -211,45 +289,12 @@ def _kappas_f1(W: np.ndarray, major: np.ndarray, judge: np.ndarray, has_major: n
     return out
 
 
-def _pair_sum(W: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """sum_{k,l} W_k W_l S_kl per (group, row), with S (G, K, K): a batched BLAS product."""
-    return (np.matmul(W, S) * W).sum(axis=-1)
+def _points(W: np.ndarray, x: np.ndarray, y: np.ndarray):
+    """The distinct (x, y) points of each group: rank statistics need only those.
 
-
-def _tau_b(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b over weighted (x, y) patterns: (C - D) / sqrt((n0 - n1)(n0 - n2))."""
-    sx = np.sign(x[:, :, None] - x[:, None, :])
-    sy = np.sign(y[:, :, None] - y[:, None, :])
-    N = W.sum(axis=-1)
-    conc = _pair_sum(W, sx * sy) / 2.0
-    n0 = N * (N - 1) / 2
-    tx = (_pair_sum(W, (sx == 0).astype(float)) - N) / 2
-    ty = (_pair_sum(W, (sy == 0).astype(float)) - N) / 2
-    return safe_div(conc, np.sqrt((n0 - tx) * (n0 - ty)))
-
-
-def _spearman(x: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Spearman's rho: Pearson's r of weighted midranks."""
-    def ranks(v: np.ndarray) -> np.ndarray:
-        lt = (v[:, None, :] < v[:, :, None]).astype(float)  # [k, l] = v_l < v_k
-        eq = (v[:, None, :] == v[:, :, None]).astype(float)
-        return np.matmul(W, lt.transpose(0, 2, 1)) + (np.matmul(W, eq) + 1) / 2
-
-    rx, ry = ranks(x), ranks(y)
-    N = W.sum(axis=-1, keepdims=True)
-    mx = safe_div((W * rx).sum(axis=-1, keepdims=True), N)
-    my = safe_div((W * ry).sum(axis=-1, keepdims=True), N)
-    cov = (W * (rx - mx) * (ry - my)).sum(axis=-1)
-    vx = (W * (rx - mx) ** 2).sum(axis=-1)
-    vy = (W * (ry - my) ** 2).sum(axis=-1)
-    return safe_div(cov, np.sqrt(vx * vy))
-
-
-def _collapse(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Merge patterns with the same (x, y) within each group: rank statistics need only those points.
-
-    Returns weights (G, R, Kc) and the points' x and y (G, Kc); this keeps the pairwise
-    (Kc x Kc) products of tau and rho small when a judge's scores take many values.
+    Returns their weights (G, R, Kc) (exact sums of the patterns', :func:`_cat_sums`) and each point's rank
+    among its group's distinct x and among its distinct y, (G, Kc) each, -1 on padding. Points are in the
+    order of ``np.unique`` on (group, x, y).
     """
     G, K = x.shape
     g = np.repeat(np.arange(G), K)
@@ -258,17 +303,60 @@ def _collapse(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, 
     yu, yi = np.unique(y.ravel(), return_inverse=True)
     nx, ny = len(xu), len(yu)
     uniq, inv = np.unique((g * nx + xi.ravel()) * ny + yi.ravel(), return_inverse=True)
-    inv = inv.ravel()
-    ug = uniq // (nx * ny)
+    ug, ux, uy = uniq // (nx * ny), (uniq // ny) % nx, uniq % ny
     per = np.bincount(ug, minlength=G)
     start = np.concatenate([[0], np.cumsum(per)[:-1]])
     local = np.arange(len(uniq)) - start[ug]
     Kc = int(per.max())
-    M = np.zeros((G, K, Kc))
-    M[g, np.tile(np.arange(K), G), local[inv]] = 1.0
-    xc, yc = np.zeros((G, Kc)), np.zeros((G, Kc))
-    xc[ug, local], yc[ug, local] = xu[(uniq // ny) % nx], yu[uniq % ny]
-    return np.matmul(W, M), xc, yc
+    ranks = []
+    for u in (ux, uy):  # a point's rank among its group's distinct values: first occurrences, counted
+        _, first, back = np.unique(ug * max(nx, ny) + u, return_index=True, return_inverse=True)
+        rank = np.full((G, Kc), -1, dtype=np.int64)
+        rank[ug, local] = (np.arange(len(first)) - np.searchsorted(ug[first], ug[first], side="left"))[back.ravel()]
+        ranks.append(rank)
+    return _cat_sums(W, local[inv.ravel()].reshape(G, K), Kc), ranks[0], ranks[1]
+
+
+def _midranks(Wc: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Each point's midrank in each resample, (G, R, Kc), from its rank ``at`` among its group's distinct values:
+    the weight of the smaller values plus half that of its own, plus 1/2 (0.5 on padding, weight 0)."""
+    S = _cat_sums(Wc, at, int(at.max()) + 1)  # weight per distinct value: the table's margin
+    below = np.cumsum(S, axis=-1) - S
+    return _take(below, at) + (_take(S, at) + 1) / 2
+
+
+def _rank_stats(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall's tau-b and Spearman's rho (Pearson's r of weighted midranks) over weighted (x, y) patterns.
+
+    Per group, the weights of its distinct points form a contingency table (distinct x by distinct y, per
+    resample): :func:`evalcore.stats.kendall.tau_b_table` gives tau-b from its cumulative sums, and its margins
+    give each point's midrank, :math:`\\sum_{x_l < x_k} w_l + (\\sum_{x_l = x_k} w_l + 1)/2`. Every count is a
+    whole or half number, so both are exactly what a sum over pairs of patterns gives, at a cost of the
+    table's cells instead of the squared number of points.
+    """
+    Wc, ax, ay = _points(W, x, y)
+    G, R, Kc = Wc.shape
+    tau = np.full((G, R), np.nan)
+    for g in range(G):
+        P = int((ax[g] >= 0).sum())
+        if not P:
+            continue
+        a, b, w = ax[g, :P], ay[g, :P], Wc[g, :, :P]
+        A, B = int(a.max()) + 1, int(b.max()) + 1
+        step = max(1, _TABLE_CELLS // (A * B))
+        for s in range(0, R, step):
+            T = np.zeros((A, B, min(step, R - s)))
+            T[a, b] = w[s:s + step].T
+            tau[g, s:s + step] = tau_b_table(T)
+    rx, ry = (_midranks(Wc, at) for at in (ax, ay))
+    N = Wc.sum(axis=-1, keepdims=True)
+    mx = safe_div((Wc * rx).sum(axis=-1, keepdims=True), N)
+    my = safe_div((Wc * ry).sum(axis=-1, keepdims=True), N)
+    dx, dy = rx - mx, ry - my
+    cov = (Wc * dx * dy).sum(axis=-1)
+    vx = (Wc * dx ** 2).sum(axis=-1)
+    vy = (Wc * dy ** 2).sum(axis=-1)
+    return tau, safe_div(cov, np.sqrt(vx * vy))
 
 
 def judge_stats(C: np.ndarray, W: np.ndarray, judge: np.ndarray, values: np.ndarray, q_scale: np.ndarray
@@ -286,28 +374,32 @@ def judge_stats(C: np.ndarray, W: np.ndarray, judge: np.ndarray, values: np.ndar
     hm = has_major.astype(float)
     out: dict[str, np.ndarray] = {}
     units: dict[str, np.ndarray] = {}
-    out["percent_agreement"] = safe_div(_mm(W, (j == major) * hm), _mm(W, hm))
+    with_major, total = _mm(W, hm), W.sum(axis=-1)
+    out["percent_agreement"] = safe_div(_mm(W, (j == major) * hm), with_major)
     out.update(_kappas_f1(W, major, j, has_major, values))
     for m in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1"):
-        units[m] = _mm(W, hm)
+        units[m] = with_major
     x = values[j]
     y = np.nan_to_num(safe_div(C @ values, n))
-    Wc, xc, yc = _collapse(W, x, y)
-    out["kendall_tau"] = _tau_b(xc, yc, Wc)
-    out["spearman_rho"] = _spearman(xc, yc, Wc)
-    units["kendall_tau"] = units["spearman_rho"] = W.sum(axis=-1)
+    out["kendall_tau"], out["spearman_rho"] = _rank_stats(W, x, y)
+    units["kendall_tau"] = units["spearman_rho"] = total
     # The judge as one more rater, against the humans alone on the same units.
+    # Products over resamples use the humans' few categories and the judge's one (_Split), not all q.
+    cols = np.flatnonzero(C.any(axis=(0, 1)))
+    human = C[..., cols]
     Cj = C + np.eye(q)[j] * (n > 0)[..., None]
-    sj, sh = human_stats(Cj, W, values, q_scale), human_stats(C, W, values, q_scale)
+    sj = human_stats(Cj, W, values, q_scale, split=_Split(human, cols, np.where(n > 0, j, -1), q))
+    sh = human_stats(C, W, values, q_scale, split=_Split(human, cols, None, q))
     for name in ("fleiss_kappa", *(f"krippendorff_alpha_{m}" for m in _METRICS)):
         out[name] = sj[name]
         out[f"{name}_change"] = sj[name] - sh[name]
-        units[name] = units[f"{name}_change"] = W.sum(axis=-1)
+        units[name] = units[f"{name}_change"] = total
     two = (n >= 2).astype(float)
     share = np.nan_to_num(safe_div(np.take_along_axis(C, j[..., None], axis=-1)[..., 0], n))
-    pair = safe_div(_mm(W, share * two), _mm(W, two))
+    pairs = _mm(W, two)
+    pair = safe_div(_mm(W, share * two), pairs)
     out["pairwise_agreement"] = pair
     out["pairwise_agreement_gap"] = pair - sh["percent_agreement"]
-    units["pairwise_agreement"] = units["pairwise_agreement_gap"] = _mm(W, two)
+    units["pairwise_agreement"] = units["pairwise_agreement_gap"] = pairs
     return out, units
 

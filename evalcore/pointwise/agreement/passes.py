@@ -12,6 +12,7 @@ columns. It is the package's only mutable state; the rest of this module is cons
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import numpy as np
@@ -127,6 +128,18 @@ def factorize_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         first[code[::-1]] = np.arange(n)[::-1]
         return code, first
     return passes(n).dense_factorize(key, space)
+
+
+def one_blas_thread():
+    """A context in which BLAS (numpy's matrix products) runs on one thread: the agreement table's families
+    already run on :data:`WORKERS` threads, and BLAS's own threads on top of them take turns on the same cores
+    (measured on HANNA's table: twice the CPU time). ``threadpoolctl`` (a dependency of scikit-learn) sets it,
+    for the whole process while the context lasts; without it, nothing changes."""
+    try:
+        from threadpoolctl import threadpool_limits  # here, not at import: only a table with resamples needs it
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 def warm_up() -> None:

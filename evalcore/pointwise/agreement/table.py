@@ -14,6 +14,7 @@ p-value, a Benjamini-Hochberg q-value across the table and a ``flagged`` mark
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -36,7 +37,7 @@ from ..sections import test_of
 from .filter import filter_units
 from .groups import group_codes
 from .measures import human_stats, judge_stats, measures_for
-from .passes import WORKERS, factorize_keys
+from .passes import WORKERS, factorize_keys, one_blas_thread
 from .resampling import Family, family, unit_keys
 from .units import Units, count_units
 
@@ -247,7 +248,8 @@ def agreement(
     parts = []
     # Each family has its own random streams, so the families can run at once: the multinomial
     # draws and matrix products release the GIL, and two threads use both cores of a small machine.
-    with ThreadPoolExecutor(max_workers=min(WORKERS, len(tasks))) as pool:
+    blas = one_blas_thread() if n_boot and len(tasks) > 1 else contextlib.nullcontext()
+    with blas, ThreadPoolExecutor(max_workers=min(WORKERS, len(tasks))) as pool:
         for step, part in enumerate(pool.map(lambda task: task(), tasks), start=1):
             if part is not None:
                 parts.append(part)
