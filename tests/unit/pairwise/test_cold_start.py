@@ -247,10 +247,11 @@ def test_the_app_starts_the_warm_ups_the_current_dataset_needs_from_any_page(mon
     from evalcore.ui import warmup
 
     started = []
-    for name in ("_warm_figures", "_warm_agreement", "_warm_winrate", "_warm_superficial"):
+    for name in ("_warm_figures", "_warm_agreement", "_warm_winrate", "_warm_superficial",
+                 "_warm_length_controlled"):
         monkeypatch.setattr(warmup, name, lambda name=name: started.append(name))
     monkeypatch.setenv("EVALCORE_WARMUP", "1")
-    for tables, expected in (({"comparisons": 10}, ["_warm_figures", "_warm_winrate"]),
+    for tables, expected in (({"comparisons": 10}, ["_warm_figures", "_warm_winrate", "_warm_length_controlled"]),
                              ({"ratings": COMPILED_FROM}, ["_warm_figures", "_warm_agreement", "_warm_superficial"]),
                              ({"ratings": COMPILED_FROM - 1}, ["_warm_figures", "_warm_superficial"]),
                              ({}, ["_warm_figures"])):
