@@ -135,10 +135,11 @@ def _arrow_delimited(data: bytes, name: str, fmt: str, delimiter: str | None,
     if parsed.keep is not None:
         frame, rows = frame.loc[parsed.keep].reset_index(drop=True), rows[parsed.keep]
     frame.columns = parsed.names
-    frame.attrs["row_numbers"] = rows
     for col, known in zip(parsed.names, parsed.codes or ()):
         if known is not None:
             codes.remember(frame[col], known[0], pd.Index(pd.array(known[1], dtype=_STR)))
+    # Set last: every frame[col] above would deep-copy the attrs, a million row numbers each time.
+    frame.attrs["row_numbers"] = rows
     return frame
 
 

@@ -484,6 +484,8 @@ def _reorder(df: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
             cols[c] = s.array.take(order)
         else:
             codes, uniques = hit  # type: ignore[misc]
+            if codes.dtype != np.int32 and len(uniques) < 2**31:  # half the memory to gather from all over
+                codes = codes.astype(np.int32)
             known[c] = _first_appearance(codes[order], uniques)
             cols[c] = known[c][1].array.take(known[c][0], allow_fill=True)
     out = pd.DataFrame(cols, index=df.index[order], columns=df.columns, copy=False)
@@ -496,14 +498,27 @@ def _reorder(df: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
 def _first_appearance(codes: np.ndarray, uniques: pd.Index) -> tuple[np.ndarray, pd.Index]:
     """Codes (and their distinct values) renumbered in order of first appearance, as ``pandas.factorize`` numbers
     them: the agreement table's counting then takes them instead of hashing the column again
-    (:func:`evalcore.data.hashing.known_codes`). A few milliseconds for a million rows (one hash of small
-    integers); codes already in that order (the item ids, after the rows were grouped by item) are kept."""
-    reached = np.maximum.accumulate(codes) if len(codes) else codes
-    if not len(codes) or (reached[0] <= 0 and not (np.diff(reached) > 1).any()):
-        return codes, uniques
-    seen = pd.unique(codes)
-    seen = seen[seen >= 0]  # -1: a missing value, which stays -1
-    if len(seen) != len(uniques):
+    (:func:`evalcore.data.hashing.known_codes`). Codes already in that order (the item ids, after the rows were
+    grouped by item) are kept.
+
+    Why a growing prefix: a column of a few values (languages, criteria, raters) shows them all within its first
+    rows, so hashing those rows gives the order that hashing the million would (a few milliseconds saved per
+    column); a column whose values keep coming (item ids) falls back to the whole column, as before.
+    """
+    m, checked = 4096, False
+    while True:
+        seen = pd.unique(codes[:m])
+        seen = seen[seen >= 0]  # -1: a missing value, which stays -1
+        in_order = bool((seen == np.arange(len(seen))).all())
+        if len(seen) == len(uniques) or m >= len(codes):
+            break
+        if in_order and not checked:  # perhaps in order throughout (item ids): one look at the whole column
+            checked = True
+            reached = np.maximum.accumulate(codes)
+            if reached[0] <= 0 and not (np.diff(reached) > 1).any():
+                return codes, uniques
+        m *= 8
+    if len(seen) != len(uniques) or in_order:
         return codes, uniques
     renumber = np.full(len(uniques) + 1, -1, dtype=codes.dtype)  # the last entry: code -1 stays -1
     renumber[seen] = np.arange(len(seen), dtype=codes.dtype)
@@ -525,13 +540,14 @@ def _stable_order(codes: np.ndarray) -> np.ndarray:
 
 def _canonical_layout(df: pd.DataFrame, table: str) -> pd.DataFrame:
     """Ratings grouped by item; the row numbers dropped; canonical columns first, in their order."""
+    df = df.drop(columns=[ROW])  # before any reordering: the row numbers need not be carried along
     if table == RATINGS:
         # Each item's judgments together, items in order of first appearance (a stable sort keeps each
         # item's rows in file order): how a long table reads, and what agreement.count_units counts fastest.
         codes = factorize(df["item_id"])[0]
         if len(codes) > 1 and (np.diff(codes) < 0).any():
             df = _reorder(df, _stable_order(codes))
-    df = df.drop(columns=[ROW]).reset_index(drop=True)
+    df = df.reset_index(drop=True)
     order = [c for c in column_names(table) if c in df.columns]
     return df[order + [c for c in df.columns if c not in order]]
 

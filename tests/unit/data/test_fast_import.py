@@ -352,6 +352,47 @@ def test_reordering_by_codes_equals_iloc(monkeypatch):
     assert fast.frame["item_id"].iloc[0] == raw["item_id"].iloc[0]
 
 
+def _first_appearance_by_hashing(codes_, uniques):
+    """The renumbering as it was computed before the prefix scan: one hash of the whole column."""
+    reached = np.maximum.accumulate(codes_) if len(codes_) else codes_
+    if not len(codes_) or (reached[0] <= 0 and not (np.diff(reached) > 1).any()):
+        return codes_, uniques
+    seen = pd.unique(codes_)
+    seen = seen[seen >= 0]
+    if len(seen) != len(uniques):
+        return codes_, uniques
+    renumber = np.full(len(uniques) + 1, -1, dtype=codes_.dtype)
+    renumber[seen] = np.arange(len(seen), dtype=codes_.dtype)
+    return renumber[codes_], uniques.take(seen)
+
+
+@pytest.mark.parametrize("case", ["few values", "many values", "missing values", "a late value", "in order",
+                                  "an unused value", "short", "empty"])
+def test_first_appearance_by_prefix_equals_hashing_the_column(case):
+    """Renumbering from a growing prefix gives the codes and values that hashing the whole column gave."""
+    rng = np.random.default_rng(7)
+    n, k = 200_000, {"many values": 30_000, "short": 3}.get(case, 8)
+    codes_ = rng.permutation(np.arange(n if case != "short" else 50) % k)  # every value used
+    if case == "missing values":
+        codes_[rng.choice(n, 5000, replace=False)] = -1
+    if case == "a late value":  # a value first seen far beyond the first prefixes
+        codes_[codes_ == 5] = 4
+        codes_[180_000] = 5
+    if case == "in order":
+        codes_ = np.sort(codes_)
+    if case == "an unused value":
+        k += 1
+    if case == "empty":
+        codes_ = codes_[:0]
+    uniques = pd.Index(pd.array([f"v{i}" for i in range(k)], dtype=STR))
+    got_codes, got_uniques = validation._first_appearance(codes_, uniques)
+    want_codes, want_uniques = _first_appearance_by_hashing(codes_, uniques)
+    np.testing.assert_array_equal(got_codes, want_codes)
+    assert got_uniques.equals(want_uniques) and got_codes.dtype == want_codes.dtype
+    if case not in ("an unused value",):  # the renumbered codes are pandas' own
+        np.testing.assert_array_equal(got_codes, pd.factorize(uniques.take(codes_, allow_fill=True))[0])
+
+
 @pytest.mark.parametrize("layout", ["runs", "runs with gaps", "shuffled"])
 def test_factorize_by_runs_equals_pandas(layout):
     rng = np.random.default_rng(0)
