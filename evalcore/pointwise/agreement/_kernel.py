@@ -1,5 +1,6 @@
-"""The row pass of :func:`evalcore.pointwise.agreement.units.count_units`, and the factorisations behind the
-patterns, compiled by numba; :class:`evalcore.pointwise.agreement.passes.NumpyPasses` has the same in numpy.
+"""The row pass of :func:`evalcore.pointwise.agreement.units.count_units`, the factorisations behind the
+patterns, and the measures' sums by category and gathers over resamples (:func:`cat_sums`, :func:`take`), compiled
+by numba; :class:`evalcore.pointwise.agreement.passes.NumpyPasses` has the same in numpy.
 
 Why hand-written: the same counts come from numpy as a dozen passes over the ratings
 (bincounts, fancy assignment, first occurrences), about 30 ms on a million ratings; one
@@ -17,7 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["integer_scale", "unit_counts", "first_rows", "first_mismatch", "dense_factorize", "family_keys", "warm_up"]
+__all__ = ["integer_scale", "unit_counts", "first_rows", "first_mismatch", "dense_factorize", "family_keys",
+           "cat_sums", "take", "warm_up"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -152,6 +154,36 @@ def family_keys(ukey: np.ndarray, judge: np.ndarray, rows: np.ndarray, q1: int) 
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def cat_sums(W: np.ndarray, cat: np.ndarray, weight: np.ndarray, q: int) -> np.ndarray:
+    """:math:`S_{grc} = \\sum_k W_{grk} w_{gk} [cat_{gk} = c]`, (G, R, q), in ``np.bincount``'s order: one pass, no
+    index array, and without the GIL (numpy's bincount holds it, so two worker threads took turns).
+
+    The same additions in the same order as ``np.bincount`` of :class:`.passes.NumpyPasses`, so the same sums to the
+    last bit: ``cat`` -1 adds ``W * 0`` to category 0, as there.
+    """
+    G, R, K = W.shape
+    out = np.zeros((G, R, q))
+    for g in range(G):
+        for r in range(R):
+            for k in range(K):
+                c = cat[g, k]
+                out[g, r, c if c >= 0 else 0] += W[g, r, k] * weight[g, k]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def take(m: np.ndarray, cat: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[g, r, k] += m[g, r, cat[g, k]]`` (0 where ``cat`` is -1), in place: numpy's gather and add, fused."""
+    G, R, K = out.shape
+    for g in range(G):
+        for r in range(R):
+            for k in range(K):
+                c = cat[g, k]
+                out[g, r, k] += m[g, r, c] if c >= 0 else 0.0
+    return out
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) every pass, with the argument types count_units uses.
 
@@ -168,3 +200,6 @@ def warm_up() -> None:
     first_mismatch(i64, np.zeros(1, np.int64), i64)
     dense_factorize(i64, 1)
     family_keys(i64, i64, i64, 2)
+    w3, c2, f2 = np.zeros((1, 1, 2)), np.zeros((1, 2), np.int64), np.zeros((1, 2))
+    cat_sums(w3, c2, f2, 1)
+    take(w3, c2, np.zeros((1, 1, 2)))

@@ -1,4 +1,5 @@
-"""The agreement measures, computed on per-pattern counts for every group and resample at once (numpy only).
+"""The agreement measures, computed on per-pattern counts for every group and resample at once (numpy, and two
+compiled passes for large tables: :func:`_cat_sums` and :func:`_take`, :mod:`.passes`).
 
 Methods (Hada et al. 2024 for PA, Fleiss' kappa and class distributions; Gwet 2008 for AC1;
 Byrt, Bishop & Carlin 1993 for PABAK; Krippendorff 2011 for alpha; Stureborg et al. 2024 for
@@ -60,6 +61,7 @@ import numpy as np
 from ...labels import NO_MAJORITY, strict_majority
 from ...stats.kendall import tau_b_table
 from ...stats.numeric import safe_div
+from .passes import passes
 
 HUMAN_MEASURES = (
     "percent_agreement", "full_agreement", "fleiss_kappa", "gwet_ac1", "pabak",
@@ -109,8 +111,9 @@ def _cat_sums(W: np.ndarray, cat: np.ndarray, q: int, x: np.ndarray | None = Non
 
     The product of W with a (G, K, q) one-hot matrix, over the categories that occur only: a matrix
     product with their few columns, or for many (a judge whose averaged scores take a hundred
-    categories) one ``bincount``, which costs G R K, not G R K q. With whole-number weights and ``x``
-    the sums are exact, so equal to the full product's whatever the order.
+    categories) one ``bincount``, which costs G R K, not G R K q (numba's pass of :mod:`.passes` on large tables:
+    the same additions in the same order, without the GIL that ``bincount`` holds). With whole-number weights and
+    ``x`` the sums are exact, so equal to the full product's whatever the order.
     """
     G, R, K = W.shape
     ok = cat >= 0
@@ -120,18 +123,14 @@ def _cat_sums(W: np.ndarray, cat: np.ndarray, q: int, x: np.ndarray | None = Non
         out = np.zeros((G, R, q))
         out[..., present] = _mm(W, (cat[..., None] == present) * weight[..., None])
         return out
-    idx = np.arange(G * R, dtype=np.intp).reshape(G, R, 1) * q + np.where(ok, cat, 0)[:, None, :]
-    return np.bincount(idx.ravel(), (W * weight[:, None, :]).ravel(), minlength=G * R * q).reshape(G, R, q)
+    return passes(W.size).cat_sums(W, cat, weight, q)
 
 
 def _take(m: np.ndarray, cat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``m[g, r, cat[g, k]]``, (G, R, K), 0 where ``cat`` is -1; added to ``out`` when given."""
-    padded = np.concatenate([m, np.zeros((*m.shape[:2], 1))], axis=-1)  # category -1: the zero column
     if out is None:
         out = np.zeros((*m.shape[:2], cat.shape[1]))
-    for g in range(len(cat)):
-        out[g] += padded[g][:, cat[g]]
-    return out
+    return passes(out.size).take(m, cat, out)
 
 
 @dataclass(frozen=True)

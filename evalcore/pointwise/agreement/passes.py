@@ -1,7 +1,8 @@
 """Which passes count the agreement table, numba's or numpy's: the package's one process-wide setting.
 
-The row pass of :func:`evalcore.pointwise.agreement.units.count_units` and the factorisations behind
-the patterns have two implementations with the same results: numba's (:mod:`._kernel`), a few
+The row pass of :func:`evalcore.pointwise.agreement.units.count_units`, the factorisations behind
+the patterns and two sums of the measures over resamples (by category, and a gather) have two implementations
+with the same results: numba's (:mod:`._kernel`), a few
 milliseconds on a million ratings but about 0.7 s to load numba, and numpy's (:class:`NumpyPasses`),
 free to start but several passes over the data. Which pays depends on the table's size *and on the
 process*: whether numba is already loaded, and whether the process lives on to compute more tables.
@@ -106,6 +107,19 @@ class NumpyPasses:
     @staticmethod
     def family_keys(ukey: np.ndarray, judge: np.ndarray, rows: np.ndarray, q1: int) -> np.ndarray:
         return ukey[rows] * q1 + judge[rows] + 1
+
+    @staticmethod
+    def cat_sums(W: np.ndarray, cat: np.ndarray, weight: np.ndarray, q: int) -> np.ndarray:
+        G, R, _ = W.shape
+        idx = np.arange(G * R, dtype=np.intp).reshape(G, R, 1) * q + np.where(cat >= 0, cat, 0)[:, None, :]
+        return np.bincount(idx.ravel(), (W * weight[:, None, :]).ravel(), minlength=G * R * q).reshape(G, R, q)
+
+    @staticmethod
+    def take(m: np.ndarray, cat: np.ndarray, out: np.ndarray) -> np.ndarray:
+        padded = np.concatenate([m, np.zeros((*m.shape[:2], 1))], axis=-1)  # category -1: the zero column
+        for g in range(len(cat)):
+            out[g] += padded[g][:, cat[g]]
+        return out
 
 
 def passes(n: int):
