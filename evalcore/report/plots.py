@@ -82,9 +82,17 @@ def _facet_labels(fig: go.Figure) -> go.Figure:
     return fig
 
 
+#: Above this many distinct scores (a 0-100 scale, or a judge that averages samples: HANNA's give up to 127) the
+#: score axis is a number line: one tick per score would print a wall of labels such as 1.66666666667.
+SCORE_CATEGORIES_MAX = 12
+
+
 def _score_axis(fig: go.Figure, scores) -> go.Figure:
-    """Scores as categories in numeric order: one tick per score, none at 2.5 (scores arrive as labels)."""
+    """Scores as categories in numeric order: one tick per score, none at 2.5 (scores arrive as labels); a number
+    line where there are more than :data:`SCORE_CATEGORIES_MAX` distinct scores."""
     order = sorted({str(v) for v in scores}, key=float)
+    if len(order) > SCORE_CATEGORIES_MAX:
+        return fig.update_xaxes(type="linear")
     return fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
 
 
@@ -282,7 +290,8 @@ def class_distribution_figure(dist: pd.DataFrame, *, row: str | None, filters: d
     sub = sub[sub["n_units"].fillna(0) > 0].copy()
     if sub.empty:
         return go.Figure().update_layout(title="No units with two or more human ratings here", height=200)
-    labelled = "category" in sub.columns  # the categories' text, in the scale's order (nominal labels too)
+    # the categories' text, in the scale's order (nominal labels too); numbers go through _score_axis
+    labelled = "category" in sub.columns and not pd.to_numeric(sub["score"], errors="coerce").notna().all()
     order = list(dict.fromkeys(sub["category"].map(plot_text))) if labelled else None
     sub = _inert(sub, ["source", row, "category"])
     sub["score"] = sub["category"] if labelled else sub["score"].map(lambda v: f"{v:g}")
