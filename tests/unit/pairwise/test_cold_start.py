@@ -128,6 +128,7 @@ def test_a_fit_reports_what_the_nutpie_sample_route_reports(sample, monkeypatch)
     assert float(az.ess(idata, var_names=["p"])["p"]) == new.ess
 
 
+@pytest.mark.slow  # imports ArviZ (about 2 s): the full suite runs it, --fast does not
 def test_convergence_diagnostics_are_arviz_bit_for_bit():
     """Seeded chains of every kind the fits meet (mixing, random walks, ties, a point mass, short, one chain)."""
     import arviz as az
@@ -208,6 +209,7 @@ def test_without_the_variable_the_cache_is_the_user_cache_folder():
     assert Path.home() in folder.parents or "XDG_CACHE_HOME" in os.environ
 
 
+@pytest.mark.slow  # a fresh process: the full suite runs it, --fast does not
 def test_importing_nutpie_after_its_core_was_loaded_alone():
     """The core loaded first is the one nutpie's package then uses; nutpie.sample still works."""
     code = ("import sys\n"

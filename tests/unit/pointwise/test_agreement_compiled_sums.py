@@ -27,6 +27,7 @@ def test_sums_and_gathers_equal_numpys_bit_for_bit(seed):
     np.testing.assert_array_equal(kernel.take(m, cat, out.copy()), NumpyPasses.take(m, cat, out.copy()))
 
 
+@pytest.mark.slow  # real data: the full suite runs it, --fast does not
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 def test_hannas_table_is_the_same_with_either_passes(monkeypatch):
     units = count_units(load(HANNA, preset="hanna").frame)

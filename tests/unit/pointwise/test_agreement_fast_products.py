@@ -264,6 +264,7 @@ def test_judge_and_human_measures_equal_the_dense_products_on_simulations(seed):
               exact=tuple(M.HUMAN_MEASURES))
 
 
+@pytest.mark.slow  # real data: the full suite runs it, --fast does not
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 @pytest.mark.parametrize("by", [["criterion"], []])
 def test_every_hanna_judge_equals_the_dense_products(by):
