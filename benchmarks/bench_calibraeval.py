@@ -44,7 +44,6 @@ from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from scipy.special import expit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,89 +54,8 @@ from evalcore.pairwise import calibraeval as ce  # noqa: E402
 # --- the previous solver (the reference) ------------------------------------------------------------------------
 
 
-def old_value_loss(g, tri, w, lam):
-    g0, g1, g2 = g[tri[:, 0]], g[tri[:, 1]], g[tri[:, 2]]
-    a, b, c = g0 + g2 - 1, g0 - g1, g0 - g2
-    loss = float(w @ (a * a + b * b - lam * c * c))
-    parts = np.column_stack([2 * (a + b - lam * c), -2 * b, 2 * (a + lam * c)]) * w[:, None]
-    return loss, np.bincount(tri.ravel(), weights=parts.ravel(), minlength=len(g))
-
-
-def old_project(y):
-    from sklearn.isotonic import isotonic_regression
-
-    out = np.empty_like(y)
-    out[0], out[-1] = 0.0, 1.0
-    if len(y) > 2:
-        out[1:-1] = isotonic_regression(y[1:-1], y_min=0.0, y_max=1.0)
-    return out
-
-
-def old_hessian(tri, w, lam, size):
-    rows = np.arange(len(tri))
-
-    def op(i, j, sign):
-        return sparse.csr_matrix((np.concatenate([np.ones(len(tri)), np.full(len(tri), sign)]),
-                                  (np.concatenate([rows, rows]), np.concatenate([tri[:, i], tri[:, j]]))),
-                                 shape=(len(tri), size))
-
-    a, b, c = op(0, 2, 1.0), op(0, 1, -1.0), op(0, 2, -1.0)
-    W = sparse.diags(w)
-    return 2 * (a.T @ W @ a + b.T @ W @ b - lam * (c.T @ W @ c)), -2 * (a.T @ w)
-
-
-def old_polish(g, H, q):
-    interior = g[1:-1]
-    free = (interior > 1e-12) & (interior < 1 - 1e-12)
-    if not free.any():
-        return None
-    block = np.concatenate([[0], np.cumsum(np.abs(np.diff(interior)) > 1e-12)])
-    ids, col = np.unique(block[free], return_inverse=True)
-    P = sparse.csr_matrix((np.ones(free.sum()), (np.flatnonzero(free) + 1, col)), shape=(len(g), len(ids)))
-    fixed = np.where(g > 1 - 1e-12, 1.0, 0.0)
-    fixed[1:-1][free] = 0.0
-    A = (P.T @ H @ P).toarray()
-    rhs = -(P.T @ (q + H @ fixed))
-    try:
-        chol = np.linalg.cholesky(A)
-    except np.linalg.LinAlgError:
-        return None
-    z = np.linalg.solve(chol.T, np.linalg.solve(chol, rhs))
-    out = fixed + P @ z
-    if not (np.all(np.diff(out) >= -1e-12) and out.min() >= -1e-12 and out.max() <= 1 + 1e-12):
-        return None
-    return np.clip(out, 0.0, 1.0)
-
-
-def old_kkt(g, grad, step):
-    return float(np.max(np.abs(g - old_project(g - step * grad))) / step)
-
-
-def old_fit_values(tri, w, lam, start, *, tol, max_iter):
-    H, q = old_hessian(tri, w, lam, len(start))
-    step = 1.0 / max(float(np.abs(H).sum(axis=1).max()), 1e-12)
-    x = old_project(start)
-    fx, gx = old_value_loss(x, tri, w, lam)
-    y, theta = x.copy(), 1.0
-    for it in range(1, int(max_iter) + 1):
-        fy, gy = old_value_loss(y, tri, w, lam)
-        xn = old_project(y - step * gy)
-        fn, gn = old_value_loss(xn, tri, w, lam)
-        if fn > fx + 1e-15:
-            y, theta = x.copy(), 1.0
-            continue
-        theta_n = (1 + np.sqrt(1 + 4 * theta ** 2)) / 2
-        y = xn + (theta - 1) / theta_n * (xn - x)
-        x, fx, gx, theta = xn, fn, gn, theta_n
-        if it % 25 == 0 or it == max_iter:
-            exact = old_polish(x, H, q)
-            if exact is not None:
-                fe, ge = old_value_loss(exact, tri, w, lam)
-                if fe <= fx + 1e-15 and old_kkt(exact, ge, step) < tol:
-                    return exact, fe, it, True
-            if old_kkt(x, gx, step) < tol:
-                return x, fx, it, True
-    return x, fx, int(max_iter), False
+# The previous solver lives in the test that checks the current one against it; the benchmark times the same code.
+from tests.unit.pairwise.test_calibraeval_solver import old_fit_values  # noqa: E402
 
 
 def old_compress(idx):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -22,54 +23,48 @@ def enabled() -> bool:
 
 
 @st.cache_resource(show_spinner=False)
-def _warm_winrate() -> threading.Thread:
-    from ..pairwise.dawid_skene import warm_up
-
-    # Load numba, the Dawid-Skene kernel, nutpie's compiled core and the KDE while the analyst reads the page:
-    # ~3 s the first time on a machine (numba compiles and caches on disk), under a second after.
-    t = threading.Thread(target=warm_up, name="evalcore-ds-warm-up", daemon=True)
+def _background(name: str, _load: Callable[[], None]) -> threading.Thread:
+    """Run ``_load`` in a daemon thread, once per server and ``name`` (a later call returns the same thread)."""
+    t = threading.Thread(target=_load, name=f"evalcore-{name}-warm-up", daemon=True)
     t.start()
     return t
 
 
-@st.cache_resource(show_spinner=False)
+def _warm_winrate() -> threading.Thread:
+    from ..pairwise.dawid_skene import warm_up
+
+    # numba, the Dawid-Skene kernel, nutpie's compiled core and the KDE while the analyst reads the page:
+    # ~3 s the first time on a machine (numba compiles and caches on disk), under a second after.
+    return _background("ds", warm_up)
+
+
 def _warm_agreement() -> threading.Thread:
     from ..pointwise.agreement.passes import warm_up
 
     # numba's compiled passes of the agreement table: ~2.5 s the first time on a machine, ~0.4 s after.
-    t = threading.Thread(target=warm_up, name="evalcore-agreement-warm-up", daemon=True)
-    t.start()
-    return t
+    return _background("agreement", warm_up)
 
 
-@st.cache_resource(show_spinner=False)
 def _warm_superficial() -> threading.Thread:
     from ..pointwise.superficial import warm_up
 
     # the pointwise superficial-quality curve's compiled pass: ~5 s the first time on a machine, ~0.3 s after.
-    t = threading.Thread(target=warm_up, name="evalcore-superficial-warm-up", daemon=True)
-    t.start()
-    return t
+    return _background("superficial", warm_up)
 
 
-@st.cache_resource(show_spinner=False)
 def _warm_length_controlled() -> threading.Thread:
     from ..pairwise.superficial import warm_up
 
     # scikit-learn's liblinear and the compiled resample fits of the length-controlled win rate: ~1.4 s.
-    t = threading.Thread(target=warm_up, name="evalcore-length-controlled-warm-up", daemon=True)
-    t.start()
-    return t
+    return _background("length-controlled", warm_up)
 
 
-@st.cache_resource(show_spinner=False)
+def _load_figures() -> None:
+    from ..report import plots  # noqa: F401  (plotly.express: ~0.6 s to import)
+
+
 def _warm_figures() -> threading.Thread:
-    def load() -> None:
-        from ..report import plots  # noqa: F401  (plotly.express: ~0.6 s to import)
-
-    t = threading.Thread(target=load, name="evalcore-figures-warm-up", daemon=True)
-    t.start()
-    return t
+    return _background("figures", _load_figures)
 
 
 def warm_up_winrate() -> None:

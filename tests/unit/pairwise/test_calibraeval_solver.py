@@ -21,7 +21,7 @@ from tests.helpers import SAMPLE_PAIRS
 # --- the previous solver, verbatim but for names ---------------------------------------------------------------
 
 
-def _old_value_loss(g, tri, w, lam):
+def old_value_loss(g, tri, w, lam):
     g0, g1, g2 = g[tri[:, 0]], g[tri[:, 1]], g[tri[:, 2]]
     a, b, c = g0 + g2 - 1, g0 - g1, g0 - g2
     loss = float(w @ (a * a + b * b - lam * c * c))
@@ -29,7 +29,7 @@ def _old_value_loss(g, tri, w, lam):
     return loss, np.bincount(tri.ravel(), weights=parts.ravel(), minlength=len(g))
 
 
-def _old_project(y):
+def old_project(y):
     from sklearn.isotonic import isotonic_regression
 
     out = np.empty_like(y)
@@ -39,7 +39,7 @@ def _old_project(y):
     return out
 
 
-def _old_hessian(tri, w, lam, size):
+def old_hessian(tri, w, lam, size):
     rows = np.arange(len(tri))
 
     def op(i, j, sign):
@@ -52,7 +52,7 @@ def _old_hessian(tri, w, lam, size):
     return 2 * (a.T @ W @ a + b.T @ W @ b - lam * (c.T @ W @ c)), -2 * (a.T @ w)
 
 
-def _old_polish(g, H, q):
+def old_polish(g, H, q):
     interior = g[1:-1]
     free = (interior > 1e-12) & (interior < 1 - 1e-12)
     if not free.any():
@@ -75,20 +75,20 @@ def _old_polish(g, H, q):
     return np.clip(out, 0.0, 1.0)
 
 
-def _old_kkt(g, grad, step):
-    return float(np.max(np.abs(g - _old_project(g - step * grad))) / step)
+def old_kkt(g, grad, step):
+    return float(np.max(np.abs(g - old_project(g - step * grad))) / step)
 
 
-def _old_fit_values(tri, w, lam, start, *, tol=1e-9, max_iter=20_000):
-    H, q = _old_hessian(tri, w, lam, len(start))
+def old_fit_values(tri, w, lam, start, *, tol=1e-9, max_iter=20_000):
+    H, q = old_hessian(tri, w, lam, len(start))
     step = 1.0 / max(float(np.abs(H).sum(axis=1).max()), 1e-12)
-    x = _old_project(start)
-    fx, gx = _old_value_loss(x, tri, w, lam)
+    x = old_project(start)
+    fx, gx = old_value_loss(x, tri, w, lam)
     y, theta = x.copy(), 1.0
     for it in range(1, int(max_iter) + 1):
-        fy, gy = _old_value_loss(y, tri, w, lam)
-        xn = _old_project(y - step * gy)
-        fn, gn = _old_value_loss(xn, tri, w, lam)
+        fy, gy = old_value_loss(y, tri, w, lam)
+        xn = old_project(y - step * gy)
+        fn, gn = old_value_loss(xn, tri, w, lam)
         if fn > fx + 1e-15:
             y, theta = x.copy(), 1.0
             continue
@@ -96,21 +96,21 @@ def _old_fit_values(tri, w, lam, start, *, tol=1e-9, max_iter=20_000):
         y = xn + (theta - 1) / theta_n * (xn - x)
         x, fx, gx, theta = xn, fn, gn, theta_n
         if it % 25 == 0 or it == max_iter:
-            exact = _old_polish(x, H, q)
+            exact = old_polish(x, H, q)
             if exact is not None:
-                fe, ge = _old_value_loss(exact, tri, w, lam)
-                if fe <= fx + 1e-15 and _old_kkt(exact, ge, step) < tol:
+                fe, ge = old_value_loss(exact, tri, w, lam)
+                if fe <= fx + 1e-15 and old_kkt(exact, ge, step) < tol:
                     return exact, fe, it, True
-            if _old_kkt(x, gx, step) < tol:
+            if old_kkt(x, gx, step) < tol:
                 return x, fx, it, True
     return x, fx, int(max_iter), False
 
 
-def _old_fit(probs, lam):
+def old_fit(probs, lam):
     """The previous ``fit_noa``: knot values, loss, iterations (the calibrated values are ``g[idx]``)."""
     values, idx = ce.knots(probs)
     tri, counts = np.unique(idx, axis=0, return_counts=True)
-    g, loss, it, conv = _old_fit_values(tri, counts / len(idx), lam, np.clip(values, 0.0, 1.0))
+    g, loss, it, conv = old_fit_values(tri, counts / len(idx), lam, np.clip(values, 0.0, 1.0))
     assert conv
     return g, loss, it
 
@@ -141,7 +141,7 @@ def _the_sample() -> np.ndarray:
 
 
 def _assert_same_fit(probs: np.ndarray, lam: float):
-    g_old, loss_old, it_old = _old_fit(probs, lam)
+    g_old, loss_old, it_old = old_fit(probs, lam)
     cal = ce.fit_noa(probs, lam=lam)
     assert cal.converged and cal.iterations == it_old
     assert abs(cal.loss - loss_old) < 1e-8
@@ -174,7 +174,7 @@ def test_the_selection_gets_the_previous_lambda_and_fit(monkeypatch):
     probs = _floats(3000, 2, 0.3)
     new = ce.fit_noa_selected(probs, seed=3)
     with monkeypatch.context() as m:
-        m.setattr(ce, "_fit_values", _old_fit_values)
+        m.setattr(ce, "_fit_values", old_fit_values)
         old = ce.fit_noa_selected(probs, seed=3)
     assert new.lam == old.lam == 0.1 and new.reason == old.reason
     # The text is the same but for the held-out consistency of the collapsed lambda 0.05: its map is 1/2 within
@@ -202,16 +202,16 @@ def test_the_quadratic_is_the_loss(lam):
     values, idx = ce.knots(probs)
     tri, w = ce._compress(idx)
     quad = ce._Quadratic.of(tri, w, lam, len(values))
-    H, q = _old_hessian(tri, w, lam, len(values))
+    H, q = old_hessian(tri, w, lam, len(values))
     assert abs(quad.H - H).max() < 1e-15 and np.max(np.abs(quad.q - q)) < 1e-15
     rng = np.random.default_rng(7)
     for _ in range(3):
         g, gn = np.sort(rng.random(len(values))), np.sort(rng.random(len(values)))
-        loss, grad = _old_value_loss(g, tri, w, lam)
+        loss, grad = old_value_loss(g, tri, w, lam)
         assert ce._value_loss(g, tri, w, lam) == pytest.approx(loss, abs=1e-14)
         assert np.max(np.abs(quad.H @ g + q - grad)) < 1e-14
         assert ce._rise(gn - g, grad, quad.H @ (gn - g)) == pytest.approx(
-            _old_value_loss(gn, tri, w, lam)[0] - loss, abs=1e-13)
+            old_value_loss(gn, tri, w, lam)[0] - loss, abs=1e-13)
 
 
 def test_the_sparse_solve_accepts_exactly_the_positive_definite_systems():
