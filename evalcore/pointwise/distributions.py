@@ -95,44 +95,65 @@ def class_distribution(
     if bad:
         raise DataError(f"there is no judge named '{bad[0]}'", fix="choose from: " + ", ".join(units.judges))
     cls = agreement_class(units.counts)
-    keep = cls != ""
-    seg = units.segments.loc[keep, by].reset_index(drop=True) if by else pd.DataFrame(index=range(int(keep.sum())))
-    seg["agreement_class"] = cls[keep]
+    keep = np.flatnonzero(cls != "")
+    seg = units.segments.iloc[keep][by].reset_index(drop=True) if by else pd.DataFrame(index=range(len(keep)))
+    # Integer codes throughout: group (in the sorted order of its values, as a sorted groupby), class, source and
+    # category, summed by bincount. A long frame of every human count grouped by strings took 0.5 s on HANNA
+    # (170 categories: the judges' averaged scores), on the Agreement page's path.
+    group = seg.groupby(by, sort=True, dropna=False).ngroup().to_numpy() if by else np.zeros(len(keep), np.int64)
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    cell = group * 3 + pd.Categorical(cls[keep], categories=list(CLASSES)).codes  # (group, class)
     q = len(units.values)
-    parts = []
-    # Humans: every human rating of the unit counts.
-    counts = units.counts[keep]
-    hum = pd.concat([seg] * q, ignore_index=True)
-    hum["code"] = np.repeat(np.arange(q), len(seg))
-    hum["count"] = counts.T.ravel()
-    hum["source"] = HUMANS_LABEL
-    parts.append(hum)
+    n_cells = n_groups * 3
+    units_in = np.bincount(cell, minlength=n_cells)
+    counts = np.zeros((n_cells, q), dtype=np.int64)
+    np.add.at(counts, cell, units.counts[keep])
+    sources = sorted([HUMANS_LABEL, *chosen])  # the rows come sorted by source name, humans among them
+    tables, present = {HUMANS_LABEL: counts}, {HUMANS_LABEL: units_in > 0}
     for name in chosen:
         jc = units.judge_codes[units.judges.index(name)][keep]
         has = jc >= 0
-        j = seg.loc[has].copy()
-        j["code"] = jc[has]
-        j["count"] = 1
-        j["source"] = name
-        parts.append(j)
-    long = pd.concat(parts, ignore_index=True)
-    keys = [*by, "source", "agreement_class"]
-    agg = long.groupby([*keys, "code"], sort=True, dropna=False)["count"].sum().reset_index()
-    # Every category of the scale appears, so that plots of different groups line up.
-    frames = agg[keys].drop_duplicates().merge(pd.DataFrame({"code": np.arange(q)}), how="cross")
-    frames = _same_scale(frames, units, by)
-    out = frames.merge(agg, on=[*keys, "code"], how="left").fillna({"count": 0})
-    out["count"] = out["count"].astype(int)
-    tot = out.groupby(keys, dropna=False)["count"].transform("sum")
-    out["share"] = np.where(tot > 0, out["count"] / tot.where(tot > 0, 1), np.nan)
-    n_units = seg.groupby([*by, "agreement_class"], dropna=False).size().rename("n_units").reset_index()
-    out = out.merge(n_units, on=[*by, "agreement_class"], how="left")
+        tables[name] = np.bincount(cell[has] * q + jc[has], minlength=n_cells * q).reshape(n_cells, q)
+        present[name] = np.bincount(cell[has], minlength=n_cells) > 0
+    return _distribution_frame(units, seg, group, by, sources, tables, present, units_in)
+
+
+def _distribution_frame(units: Units, seg: pd.DataFrame, group: np.ndarray, by: list[str], sources: list[str],
+                        tables: dict[str, np.ndarray], present: dict[str, np.ndarray], units_in: np.ndarray
+                        ) -> pd.DataFrame:
+    """The rows of :func:`class_distribution`: each (group, source, class) present, in the order of its sorted
+    keys, crossed with every category of its scale."""
+    q = len(units.values)
+    n_groups = len(units_in) // 3
+    first = np.zeros(n_groups, dtype=np.int64)
+    first[group[::-1]] = np.arange(len(group))[::-1]  # a unit of each group, for its key values
+    cell = np.asarray([c for g in range(n_groups) for name in sources for c in range(3 * g, 3 * g + 3)
+                       if present[name][c]], dtype=np.int64)
+    src = np.asarray([s for g in range(n_groups) for s, name in enumerate(sources) for c in range(3 * g, 3 * g + 3)
+                      if present[name][c]], dtype=np.int64)
+    row_key, code = np.repeat(np.arange(len(cell)), q), np.tile(np.arange(q), len(cell))
+    out = pd.DataFrame({c: seg[c].iloc[first[cell // 3][row_key]].reset_index(drop=True) for c in by})
+    out["source"] = pd.Series(np.asarray(sources, dtype=object)[src][row_key], dtype="str")
+    out["agreement_class"] = np.asarray(CLASSES, dtype=object)[cell % 3][row_key]
+    out["code"] = code
+    count = np.stack([tables[sources[s]][c] for s, c in zip(src, cell)]).ravel() if len(cell) else np.zeros(0)
+    out["count"] = count.astype(int)
+    out = _same_scale(out, units, by)
+    row_key, code = row_key[out.index], code[out.index]
+    out = out.reset_index(drop=True)
+    tot = np.bincount(row_key, weights=out["count"].to_numpy(), minlength=len(cell))[row_key]
+    out["share"] = np.where(tot > 0, out["count"].to_numpy() / np.where(tot > 0, tot, 1), np.nan)
+    out["n_units"] = units_in[cell[row_key]].astype(np.int64)
     out["agreement_class"] = pd.Categorical(out["agreement_class"], categories=list(CLASSES), ordered=True)
-    out = out.sort_values([*keys, "code"]).reset_index(drop=True)
-    crits = out["criterion"] if "criterion" in by else pd.Series(None, index=out.index, dtype=object)
+    # Each row's category text (Units.label), computed once per criterion and category.
+    if "criterion" in by:
+        names, inv = np.unique(out["criterion"].astype(str).to_numpy(), return_inverse=True)
+    else:  # pooled criteria: each category's own text
+        names, inv = [None], np.zeros(len(out), dtype=np.int64)
+    labels = np.asarray([[units.label(c, k) for k in range(q)] for c in names], dtype=object).reshape(len(names), q)
     at = list(out.columns).index("code")
-    out.insert(at, "score", units.values[out["code"].to_numpy()])
-    out.insert(at + 1, "category", [units.label(c, k) for c, k in zip(crits, out["code"])])
+    out.insert(at, "score", units.values[code])
+    out.insert(at + 1, "category", pd.Series(labels[inv.ravel(), code] if len(out) else [], dtype="str"))
     return out.drop(columns="code")
 
 
