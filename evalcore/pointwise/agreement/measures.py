@@ -1,5 +1,6 @@
-"""The agreement measures, computed on per-pattern counts for every group and resample at once (numpy, and two
-compiled passes for large tables: :func:`_cat_sums` and :func:`_take`, :mod:`.passes`).
+"""The agreement measures, computed on per-pattern counts for every group and resample at once (numpy's products,
+and on large tables compiled passes over the resamples, :mod:`.passes`: the sums by category, the ordinal alpha's
+pair sums and the rank statistics, each numpy's numbers to the last bit).
 
 Methods (Hada et al. 2024 for PA, Fleiss' kappa and class distributions; Gwet 2008 for AC1;
 Byrt, Bishop & Carlin 1993 for PABAK; Krippendorff 2011 for alpha; Stureborg et al. 2024 for
@@ -59,7 +60,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...labels import NO_MAJORITY, strict_majority
-from ...stats.kendall import tau_b_table
 from ...stats.numeric import safe_div
 from .passes import passes
 
@@ -76,7 +76,6 @@ JUDGE_MEASURES = (
 )
 _METRICS = ("nominal", "ordinal", "interval")
 _FEW_CATEGORIES = 48  # up to this many categories a sum by category is a matrix product, beyond it a bincount
-_TABLE_CELLS = 4_000_000  # cells of a rank table (points' x by y, per resample) handled at once: bounds memory
 #: The measures that need an order of the categories (weights, ranks, distances; Stevens 1946,
 #: Krippendorff 2011): not computed on a nominal criterion, whose labels have none. Every other measure
 #: counts agreeing labels and applies to every scale. Numbers keep every measure on every scale
@@ -106,6 +105,18 @@ def _mm(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.matmul(W, X)
 
 
+def _exact_sums(W: np.ndarray, *factors: np.ndarray) -> list[np.ndarray]:
+    """``_mm(W, X)`` for every factor X (G, K) or (G, K, m), from one product with all their columns.
+
+    For whole-number factors only (0/1 masks, counts): with whole-number weights every sum is exact, so each
+    comes out as its own product's to the last bit, for one pass over W instead of one per factor.
+    """
+    parts = [X[..., None] if X.ndim == 2 else X for X in factors]
+    S = np.matmul(W, np.concatenate(parts, axis=-1))
+    ends = np.cumsum([p.shape[-1] for p in parts])
+    return [S[..., e - 1] if X.ndim == 2 else S[..., e - p.shape[-1]:e] for X, p, e in zip(factors, parts, ends)]
+
+
 def _cat_sums(W: np.ndarray, cat: np.ndarray, q: int, x: np.ndarray | None = None) -> np.ndarray:
     """:math:`S_{grc} = \\sum_k W_{grk} x_{gk} [cat_{gk} = c]`, (G, R, q); ``cat`` -1 adds nothing, ``x`` 1 by default.
 
@@ -126,13 +137,6 @@ def _cat_sums(W: np.ndarray, cat: np.ndarray, q: int, x: np.ndarray | None = Non
     return passes(W.size).cat_sums(W, cat, weight, q)
 
 
-def _take(m: np.ndarray, cat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``m[g, r, cat[g, k]]``, (G, R, K), 0 where ``cat`` is -1; added to ``out`` when given."""
-    if out is None:
-        out = np.zeros((*m.shape[:2], cat.shape[1]))
-    return passes(out.size).take(m, cat, out)
-
-
 @dataclass(frozen=True)
 class _Split:
     """Counts (G, K, q) kept as the humans' counts on a few categories plus one more rating per pattern.
@@ -144,29 +148,29 @@ class _Split:
 
     human: np.ndarray  # (G, K, h) the humans' counts on the categories cols
     cols: np.ndarray  # (h,) their categories among the q
-    extra: np.ndarray | None  # (G, K) the category of one more rating per pattern, -1 for none
-    q: int
-
-    def weighted(self, W: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """:math:`\\sum_k W_{grk} C_{gkc} a_{gk}` for a 0/1 mask a (G, K): (G, R, q); exact with whole-number
-        weights."""
-        out = np.zeros((*W.shape[:2], self.q))
-        out[..., self.cols] = _mm(W, self.human * mask[..., None])
-        if self.extra is not None:
-            out += _cat_sums(W, self.extra, self.q, mask.astype(float))
-        return out
-
-    def dot(self, m: np.ndarray) -> np.ndarray:
-        """:math:`\\sum_c C_{gkc} m_{grc}` for per-resample category positions m (G, R, q): (G, R, K)."""
-        out = np.matmul(m[..., self.cols], self.human.transpose(0, 2, 1))
-        return out if self.extra is None else _take(m, self.extra, out)
+    extra: np.ndarray  # (G, K) the category of one more rating per pattern, -1 for none
 
 
-def _dot(m: np.ndarray, C: np.ndarray, split: _Split | None) -> np.ndarray:
-    return np.matmul(m, C.transpose(0, 2, 1)) if split is None else split.dot(m)
+@dataclass(frozen=True)
+class _Sums:
+    """The weighted sums of one set of counts that the measures share, (G, R) or (G, R, q): exact (whole
+    numbers), so computed together with others (:func:`_exact_sums`)."""
+
+    pairs: np.ndarray  # weight of the units with two ratings or more
+    rated: np.ndarray  # weight of the units with a rating
+    full: np.ndarray  # weight of the units with two ratings or more, all the same
+    marg: np.ndarray  # (G, R, q) ratings per category on units with two or more (pairable values)
 
 
-def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray, split: _Split | None = None) -> dict[str, np.ndarray]:
+def _masks(C: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pattern (G, K), as floats: two ratings or more, a rating, and two or more all the same."""
+    n = C.sum(axis=-1)
+    two = (n >= 2).astype(float)
+    return two, (n >= 1).astype(float), (C.max(axis=-1) == n).astype(float) * two
+
+
+def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray, marg: np.ndarray, split: _Split
+            ) -> dict[str, np.ndarray]:
     """Krippendorff's alpha per metric, without forming the q x q coincidence matrix.
 
     :math:`\\alpha = 1 - (N-1) \\sum_{ck} o_{ck}\\delta^2_{ck} / \\sum_{ck} n_c n_k \\delta^2_{ck}` over
@@ -177,96 +181,90 @@ def _alphas(C: np.ndarray, W: np.ndarray, values: np.ndarray, split: _Split | No
     :math:`\\sum o\\delta^2 = 2\\sum_c n_c x_c^2 - 2 x^\\top O x`, with
     :math:`x^\\top O x = \\sum_u ((\\sum_c c_{uc} x_c)^2 - \\sum_c c_{uc} x_c^2)/(n_u-1)`. Cost O(patterns x q),
     which matters for judges whose averaged scores take a hundred distinct values; with ``split`` (the same
-    counts as :class:`_Split`) the products over resamples cost O(patterns) instead.
+    counts as :class:`_Split`) the products over resamples cost O(patterns) instead. ``marg`` (G, R, q): the
+    pairable values per category (:attr:`_Sums.marg`).
     """
     n = C.sum(axis=-1)
     pair = (n >= 2)
     inv = np.where(pair, safe_div(np.ones_like(n), n - 1), 0.0)
     inv = np.nan_to_num(inv)
-    marg = _mm(W, C * pair[..., None]) if split is None else split.weighted(W, pair)  # (G, R, q) pairable frequencies
-    N = marg.sum(axis=-1)
+    # One pass (.passes) for the ordinal x'Ox and the sums over categories: N, sum n_c^2, and with the
+    # mid-cumulative positions (one set per resample) sum n_c m_c^2 and sum n_c m_c.
+    xox_o, N, sq, s2, sm = passes(W.size).alpha_sums(W, marg, split.human, split.cols, split.extra, inv)
     out = {}
     # nominal
     diag = ((C * (C - 1)).sum(axis=-1)) * inv
     do = N - _mm(W, diag)
-    de = N ** 2 - (marg ** 2).sum(axis=-1)
+    de = N ** 2 - sq
     out["krippendorff_alpha_nominal"] = 1.0 - safe_div((N - 1) * do, de)
     # interval: positions are the values themselves (halved to a power of two when a stray score near 1e308
     # would overflow the squares: exact, and alpha is a ratio)
     top = float(np.abs(values).max()) if len(values) else 0.0
     v = values if top <= 1e150 else np.ldexp(values, -math.ceil(math.log2(top)))
     xox = (((C @ v) ** 2 - C @ v ** 2) * inv)
-    do = 2 * (marg @ v ** 2) - 2 * _mm(W, xox)
-    de = 2 * N * (marg @ v ** 2) - 2 * (marg @ v) ** 2
+    mv2 = marg @ v ** 2
+    do = 2 * mv2 - 2 * _mm(W, xox)
+    de = 2 * N * mv2 - 2 * (marg @ v) ** 2
     out["krippendorff_alpha_interval"] = 1.0 - safe_div((N - 1) * do, de)
-    # ordinal: positions are mid-cumulative frequencies, one set per resample (whole and half numbers, so
-    # every sum below is exact)
-    m = np.cumsum(marg, axis=-1) - marg / 2.0  # (G, R, q)
-    Cm = _dot(m, C, split)  # (G, R, K): sum_c c_uc m_c
-    Cm2 = _dot(m ** 2, C, split)
-    Cm *= Cm  # in place, the same operations as ((Cm ** 2 - Cm2) * inv * W): fewer passes over (G, R, K)
-    Cm -= Cm2
-    Cm *= inv[:, None, :]
-    Cm *= W
-    xox = Cm.sum(axis=-1)
-    s2 = (marg * m ** 2).sum(axis=-1)
-    do = 2 * s2 - 2 * xox
-    de = 2 * N * s2 - 2 * (marg * m).sum(axis=-1) ** 2
+    # ordinal: positions are mid-cumulative frequencies (whole and half numbers, so every sum over c is exact)
+    do = 2 * s2 - 2 * xox_o
+    de = 2 * N * s2 - 2 * sm ** 2
     out["krippendorff_alpha_ordinal"] = 1.0 - safe_div((N - 1) * do, de)
     return {f"krippendorff_alpha_{k}": out[f"krippendorff_alpha_{k}"] for k in _METRICS}
 
 
-def human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray, *,
-                split: _Split | None = None) -> dict[str, np.ndarray]:
-    """Measures among humans, (G, R) each (:data:`HUMAN_MEASURES`); ``q_scale``: categories of each group's scale.
+def human_stats(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray) -> dict[str, np.ndarray]:
+    """Measures among humans, (G, R) each (:data:`HUMAN_MEASURES`); ``q_scale``: categories of each group's scale."""
+    cols = np.flatnonzero(C.any(axis=(0, 1)))
+    split = _Split(C[..., cols], cols, np.full(C.shape[:2], -1))
+    two, rated, full = _masks(C)
+    pairs, rated, full, marg_h = _exact_sums(W, two, rated, full, split.human * two[..., None])
+    marg = np.zeros((*W.shape[:2], C.shape[-1]))
+    marg[..., cols] = marg_h
+    return _human_measures(C, W, values, q_scale, _Sums(pairs, rated, full, marg), split)
 
-    ``split``: the same counts as a :class:`_Split`, for the exact products over resamples (the judge as one more
-    rater) in Krippendorff's alpha.
-    """
+
+def _human_measures(C: np.ndarray, W: np.ndarray, values: np.ndarray, q_scale: np.ndarray, sums: _Sums,
+                    split: _Split) -> dict[str, np.ndarray]:
+    """:func:`human_stats` from the counts' exact sums, and the same counts as a :class:`_Split`."""
     n = C.sum(axis=-1)
     two = (n >= 2).astype(float)
     Pi = np.nan_to_num(safe_div((C * (C - 1)).sum(axis=-1), n * (n - 1))) * two
-    full = (C.max(axis=-1) == n).astype(float) * two
-    m2 = _mm(W, two)
+    m2 = sums.pairs
     pa = safe_div(_mm(W, Pi), m2)
     # One product over all q categories: the shares are fractions, and a sum in another order than
     # the matrix product's would move the last digits of kappa (amplified where 1 - pe is small).
-    pi = safe_div(_mm(W, np.nan_to_num(safe_div(C, n[..., None]))), _mm(W, (n >= 1).astype(float))[..., None])
-    pe_f = (pi ** 2).sum(axis=-1)
+    # pi = that / rated, and sum pi^2, sum pi (1 - pi) in one pass (.passes)
+    pe_f, pe_var = passes(W.size).share_sums(_mm(W, np.nan_to_num(safe_div(C, n[..., None]))), sums.rated)
     qs = q_scale[:, None].astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        pe_g = np.where(qs >= 2, (pi * (1 - pi)).sum(axis=-1) / (qs - 1), np.nan)
+        pe_g = np.where(qs >= 2, pe_var / (qs - 1), np.nan)
         pabak = np.where(qs >= 2, (qs * pa - 1) / (qs - 1), np.nan)
     out = {
         "percent_agreement": pa,
-        "full_agreement": safe_div(_mm(W, full), m2),
+        "full_agreement": safe_div(sums.full, m2),
         "fleiss_kappa": safe_div(pa - pe_f, 1 - pe_f),
         "gwet_ac1": safe_div(pa - pe_g, 1 - pe_g),
         "pabak": pabak,
     }
-    out.update(_alphas(C, W, values, split))
+    out.update(_alphas(C, W, values, sums.marg, split))
     return out
 
 
-def _kappas_f1(W: np.ndarray, major: np.ndarray, judge: np.ndarray, has_major: np.ndarray,
-               values: np.ndarray) -> dict[str, np.ndarray]:
+def _kappas_f1(r: np.ndarray, c: np.ndarray, tp: np.ndarray, agree: np.ndarray, W: np.ndarray, major: np.ndarray,
+               judge: np.ndarray, hm: np.ndarray, values: np.ndarray) -> dict[str, np.ndarray]:
     """Cohen's kappa (unweighted and quadratic) and weighted F1 of the judge against the human majority.
 
     From per-pattern agreement and the two marginal distributions, without a q x q confusion
     matrix: :math:`\\kappa = (p_o - p_e)/(1 - p_e)`, :math:`p_e = \\sum_{ab} r_a c_b w_{ab} / N^2`;
     quadratic weights :math:`w_{ab} = 1-(v_a-v_b)^2/s^2` give
     :math:`\\sum r_a c_b w_{ab} = N^2 - (N\\sum r v^2 + N\\sum c v^2 - 2\\sum r v \\sum c v)/s^2`.
-    The marginals are sums of the weights by category (:func:`_cat_sums`, exact).
+    The marginals ``r`` (the majority's) and ``c`` (the judge's), the agreements per category ``tp`` (G, R, q)
+    and their total ``agree`` (G, R) are exact sums of the weights (:func:`judge_stats`).
     """
-    q = len(values)
-    hm = has_major.astype(float)
-    same = (major == judge) * hm
-    r = _cat_sums(W, np.where(has_major, major, -1), q)  # (G, R, q)
-    c = _cat_sums(W, np.where(has_major, judge, -1), q)
-    tot = r.sum(axis=-1)
-    tp = _cat_sums(W, np.where(same > 0, major, -1), q)
-    po = safe_div(_mm(W, same), tot)
-    pe = safe_div((r * c).sum(axis=-1), tot ** 2)
+    f1r, rc, tot = passes(W.size).f1_sums(r, c, tp)  # sum F1 r, sum r c and sum r, in one pass (.passes)
+    po = safe_div(agree, tot)
+    pe = safe_div(rc, tot ** 2)
     out = {"cohen_kappa": safe_div(po - pe, 1 - pe)}
     span = float(values.max() - values.min())
     if span > 1e150:  # a stray score near 1e308: halve the scale to a power of two (exact; the weights are ratios)
@@ -282,9 +280,7 @@ def _kappas_f1(W: np.ndarray, major: np.ndarray, judge: np.ndarray, has_major: n
         out["cohen_kappa_quadratic"] = safe_div(po_q - pe_q, 1 - pe_q)
     else:
         out["cohen_kappa_quadratic"] = out["cohen_kappa"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f1 = np.where(r + c > 0, 2 * tp / (r + c), 0.0)
-    out["weighted_f1"] = safe_div((f1 * r).sum(axis=-1), r.sum(axis=-1))
+    out["weighted_f1"] = safe_div(f1r, tot)
     return out
 
 
@@ -316,14 +312,6 @@ def _points(W: np.ndarray, x: np.ndarray, y: np.ndarray):
     return _cat_sums(W, local[inv.ravel()].reshape(G, K), Kc), ranks[0], ranks[1]
 
 
-def _midranks(Wc: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Each point's midrank in each resample, (G, R, Kc), from its rank ``at`` among its group's distinct values:
-    the weight of the smaller values plus half that of its own, plus 1/2 (0.5 on padding, weight 0)."""
-    S = _cat_sums(Wc, at, int(at.max()) + 1)  # weight per distinct value: the table's margin
-    below = np.cumsum(S, axis=-1) - S
-    return _take(below, at) + (_take(S, at) + 1) / 2
-
-
 def _rank_stats(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kendall's tau-b and Spearman's rho (Pearson's r of weighted midranks) over weighted (x, y) patterns.
 
@@ -331,31 +319,11 @@ def _rank_stats(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray
     resample): :func:`evalcore.stats.kendall.tau_b_table` gives tau-b from its cumulative sums, and its margins
     give each point's midrank, :math:`\\sum_{x_l < x_k} w_l + (\\sum_{x_l = x_k} w_l + 1)/2`. Every count is a
     whole or half number, so both are exactly what a sum over pairs of patterns gives, at a cost of the
-    table's cells instead of the squared number of points.
+    table's cells instead of the squared number of points (one compiled pass per resample on large tables,
+    :mod:`.passes`).
     """
     Wc, ax, ay = _points(W, x, y)
-    G, R, Kc = Wc.shape
-    tau = np.full((G, R), np.nan)
-    for g in range(G):
-        P = int((ax[g] >= 0).sum())
-        if not P:
-            continue
-        a, b, w = ax[g, :P], ay[g, :P], Wc[g, :, :P]
-        A, B = int(a.max()) + 1, int(b.max()) + 1
-        step = max(1, _TABLE_CELLS // (A * B))
-        for s in range(0, R, step):
-            T = np.zeros((A, B, min(step, R - s)))
-            T[a, b] = w[s:s + step].T
-            tau[g, s:s + step] = tau_b_table(T)
-    rx, ry = (_midranks(Wc, at) for at in (ax, ay))
-    N = Wc.sum(axis=-1, keepdims=True)
-    mx = safe_div((Wc * rx).sum(axis=-1, keepdims=True), N)
-    my = safe_div((Wc * ry).sum(axis=-1, keepdims=True), N)
-    dx, dy = rx - mx, ry - my
-    cov = (Wc * dx * dy).sum(axis=-1)
-    vx = (Wc * dx ** 2).sum(axis=-1)
-    vy = (Wc * dy ** 2).sum(axis=-1)
-    return tau, safe_div(cov, np.sqrt(vx * vy))
+    return passes(W.size).rank_stats(Wc, ax, ay)
 
 
 def judge_stats(C: np.ndarray, W: np.ndarray, judge: np.ndarray, values: np.ndarray, q_scale: np.ndarray
@@ -371,34 +339,43 @@ def judge_stats(C: np.ndarray, W: np.ndarray, judge: np.ndarray, values: np.ndar
     has_major = label != NO_MAJORITY
     major = np.maximum(label, 0)
     hm = has_major.astype(float)
-    out: dict[str, np.ndarray] = {}
-    units: dict[str, np.ndarray] = {}
-    with_major, total = _mm(W, hm), W.sum(axis=-1)
-    out["percent_agreement"] = safe_div(_mm(W, (j == major) * hm), with_major)
-    out.update(_kappas_f1(W, major, j, has_major, values))
-    for m in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1"):
-        units[m] = with_major
-    x = values[j]
-    y = np.nan_to_num(safe_div(C @ values, n))
-    out["kendall_tau"], out["spearman_rho"] = _rank_stats(W, x, y)
-    units["kendall_tau"] = units["spearman_rho"] = total
-    # The judge as one more rater, against the humans alone on the same units.
-    # Products over resamples use the humans' few categories and the judge's one (_Split), not all q.
+    # The judge as one more rater (Cj), against the humans alone (C) on the same units. Products over resamples
+    # use the humans' few categories and the judge's one (_Split), not all q.
     cols = np.flatnonzero(C.any(axis=(0, 1)))
     human = C[..., cols]
     Cj = C + np.eye(q)[j] * (n > 0)[..., None]
-    sj = human_stats(Cj, W, values, q_scale, split=_Split(human, cols, np.where(n > 0, j, -1), q))
-    sh = human_stats(C, W, values, q_scale, split=_Split(human, cols, None, q))
+    sj_split, sh_split = _Split(human, cols, np.where(n > 0, j, -1)), _Split(human, cols, np.full(j.shape, -1))
+    same = (j == major) * hm
+    major_hot = (major[..., None] == cols) * hm[..., None]  # (G, K, h): the majority is one of the humans' labels
+    (two, rated, full), (two_j, rated_j, full_j) = _masks(C), _masks(Cj)
+    sums = _exact_sums(W, np.ones_like(hm), hm, same, two, rated, full, two_j, rated_j, full_j, major_hot,
+                       major_hot * same[..., None], human * two[..., None], human * two_j[..., None])
+    total, with_major, agree, *counts, r_h, tp_h, marg_h, marg_jh = sums
+    # The judge's category: with a majority (c), and every judge rating on a pairable unit (the judge's part of
+    # the marginal with the judge as a rater: on units with a majority both are the weight), in one pass.
+    by_judge = _cat_sums(W, np.where(n > 0, np.where(has_major, j, j + q), -1), 2 * q)
+    r, tp, c = np.zeros((*W.shape[:2], q)), np.zeros((*W.shape[:2], q)), np.ascontiguousarray(by_judge[..., :q])
+    r[..., cols], tp[..., cols] = r_h, tp_h
+    marg, marg_j = np.zeros_like(r), np.zeros_like(r)
+    marg[..., cols], marg_j[..., cols] = marg_h, marg_jh
+    marg_j += by_judge[..., :q] + by_judge[..., q:]  # exact: two_j is 1 wherever the judge rates (n >= 1)
+    out: dict[str, np.ndarray] = {"percent_agreement": safe_div(agree, with_major)}
+    units: dict[str, np.ndarray] = {}
+    out.update(_kappas_f1(r, c, tp, agree, W, major, j, hm, values))
+    for m in ("percent_agreement", "cohen_kappa", "cohen_kappa_quadratic", "weighted_f1"):
+        units[m] = with_major
+    out["kendall_tau"], out["spearman_rho"] = _rank_stats(W, values[j], np.nan_to_num(safe_div(C @ values, n)))
+    units["kendall_tau"] = units["spearman_rho"] = total
+    sj = _human_measures(Cj, W, values, q_scale, _Sums(*counts[3:], marg_j), sj_split)
+    sh = _human_measures(C, W, values, q_scale, _Sums(*counts[:3], marg), sh_split)
     for name in ("fleiss_kappa", *(f"krippendorff_alpha_{m}" for m in _METRICS)):
         out[name] = sj[name]
         out[f"{name}_change"] = sj[name] - sh[name]
         units[name] = units[f"{name}_change"] = total
-    two = (n >= 2).astype(float)
     share = np.nan_to_num(safe_div(np.take_along_axis(C, j[..., None], axis=-1)[..., 0], n))
-    pairs = _mm(W, two)
+    pairs = counts[0]
     pair = safe_div(_mm(W, share * two), pairs)
     out["pairwise_agreement"] = pair
     out["pairwise_agreement_gap"] = pair - sh["percent_agreement"]
     units["pairwise_agreement"] = units["pairwise_agreement_gap"] = pairs
     return out, units
-

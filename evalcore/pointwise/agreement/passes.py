@@ -1,8 +1,8 @@
 """Which passes count the agreement table, numba's or numpy's: the package's one process-wide setting.
 
 The row pass of :func:`evalcore.pointwise.agreement.units.count_units`, the factorisations behind
-the patterns and two sums of the measures over resamples (by category, and a gather) have two implementations
-with the same results: numba's (:mod:`._kernel`), a few
+the patterns and the measures' passes over resamples (sums by category, a gather, the ordinal alpha's pair sums,
+tau-b and rho) have two implementations with the same results: numba's (:mod:`._kernel`), a few
 milliseconds on a million ratings but about 0.7 s to load numba, and numpy's (:class:`NumpyPasses`),
 free to start but several passes over the data. Which pays depends on the table's size *and on the
 process*: whether numba is already loaded, and whether the process lives on to compute more tables.
@@ -19,6 +19,9 @@ import sys
 import numpy as np
 import pandas as pd
 
+from ...stats.kendall import tau_b_table
+from ...stats.numeric import safe_div
+
 # From this many rows (or units) on, the passes are numba's once they are loaded (the app loads them in the
 # background for large datasets); below it, numpy's.
 COMPILED_FROM = 200_000
@@ -28,6 +31,7 @@ COMPILED_FROM = 200_000
 # 1M rows the compiled passes save about 0.17 s (count_units 0.035 s against numpy's 0.2 s).
 LOAD_FROM = COMPILED_FROM
 ONE_SHOT_LOAD_FROM = 5_000_000
+_TABLE_CELLS = 4_000_000  # cells of a rank table (points' x by y, per resample) handled at once: bounds memory
 #: Threads for the work that releases the GIL (pyarrow's hashing, numpy's draws and matrix products):
 #: two use both cores of a small machine; more would only take turns on them.
 WORKERS = 2
@@ -55,7 +59,8 @@ def kernel():
 
 
 class NumpyPasses:
-    """The passes of :mod:`._kernel` in numpy, with the same results, for small tables."""
+    """The passes of :mod:`._kernel` in numpy, with the same results, for small tables (and the tests' reference:
+    the measures' passes are the numpy code the compiled ones replaced)."""
 
     @staticmethod
     def first_rows(code: np.ndarray, n_codes: int) -> np.ndarray:
@@ -120,6 +125,68 @@ class NumpyPasses:
         for g in range(len(cat)):
             out[g] += padded[g][:, cat[g]]
         return out
+
+    @staticmethod
+    def alpha_sums(W: np.ndarray, marg: np.ndarray, human: np.ndarray, cols: np.ndarray, extra: np.ndarray,
+                   inv: np.ndarray) -> np.ndarray:
+        m = np.cumsum(marg, axis=-1) - marg / 2.0  # (G, R, q)
+        hT = human.transpose(0, 2, 1)
+        Cm = np.matmul(m[..., cols], hT)  # (G, R, K): sum_c c_uc m_c (whole and half numbers: exact)
+        Cm2 = np.matmul((m ** 2)[..., cols], hT)
+        if (extra >= 0).any():
+            NumpyPasses.take(m, extra, Cm)
+            NumpyPasses.take(m ** 2, extra, Cm2)
+        Cm *= Cm  # in place, the same operations as ((Cm ** 2 - Cm2) * inv * W): fewer passes over (G, R, K)
+        Cm -= Cm2
+        Cm *= inv[:, None, :]
+        Cm *= W
+        return np.stack([Cm.sum(axis=-1), marg.sum(axis=-1), (marg ** 2).sum(axis=-1), (marg * m ** 2).sum(axis=-1),
+                         (marg * m).sum(axis=-1)])
+
+    @staticmethod
+    def share_sums(S: np.ndarray, rated: np.ndarray) -> np.ndarray:
+        pi = safe_div(S, rated[..., None])
+        return np.stack([(pi ** 2).sum(axis=-1), (pi * (1 - pi)).sum(axis=-1)])
+
+    @staticmethod
+    def f1_sums(r: np.ndarray, c: np.ndarray, tp: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f1 = np.where(r + c > 0, 2 * tp / (r + c), 0.0)
+        return np.stack([(f1 * r).sum(axis=-1), (r * c).sum(axis=-1), r.sum(axis=-1)])
+
+    @staticmethod
+    def rank_stats(Wc: np.ndarray, ax: np.ndarray, ay: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        G, R, Kc = Wc.shape
+        tau = np.full((G, R), np.nan)
+        for g in range(G):
+            P = int((ax[g] >= 0).sum())
+            if not P:
+                continue
+            a, b, w = ax[g, :P], ay[g, :P], Wc[g, :, :P]
+            A, B = int(a.max()) + 1, int(b.max()) + 1
+            step = max(1, _TABLE_CELLS // (A * B))
+            for s in range(0, R, step):
+                T = np.zeros((A, B, min(step, R - s)))
+                T[a, b] = w[s:s + step].T
+                tau[g, s:s + step] = tau_b_table(T)
+        rx, ry = (_midranks(Wc, at) for at in (ax, ay))
+        N = Wc.sum(axis=-1, keepdims=True)
+        mx = safe_div((Wc * rx).sum(axis=-1, keepdims=True), N)
+        my = safe_div((Wc * ry).sum(axis=-1, keepdims=True), N)
+        dx, dy = rx - mx, ry - my
+        cov = (Wc * dx * dy).sum(axis=-1)
+        vx = (Wc * dx ** 2).sum(axis=-1)
+        vy = (Wc * dy ** 2).sum(axis=-1)
+        return tau, safe_div(cov, np.sqrt(vx * vy))
+
+
+def _midranks(Wc: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Each point's midrank in each resample, (G, R, Kc), from its rank ``at`` among its group's distinct values:
+    the weight of the smaller values plus half that of its own, plus 1/2 (0.5 on padding, weight 0)."""
+    S = NumpyPasses.cat_sums(Wc, at, (at >= 0).astype(float), int(at.max()) + 1)  # the table's margin
+    below = np.cumsum(S, axis=-1) - S
+    out = NumpyPasses.take(below, at, np.zeros(Wc.shape))
+    return out + (NumpyPasses.take(S, at, np.zeros(Wc.shape)) + 1) / 2
 
 
 def passes(n: int):
