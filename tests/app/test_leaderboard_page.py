@@ -62,12 +62,12 @@ def test_style_control_and_a_dataset_switch(ws, samples):
     other["system_a"] = "x-" + other["system_a"].astype(str)
     other["system_b"] = "x-" + other["system_b"].astype(str)
     second = ws.save_dataset("renamed", {"comparisons": other})
-    at = open_page(PAGE, dataset=did)
+    at = open_page(PAGE, dataset=did, lb_boot="200")  # the page's fewest resamples, as the library's below
     at.selectbox(key="lb_style").set_value("length").run()
     assert not at.exception, [e.value for e in at.exception]
     shown = _scores(at)
     assert "raw Elo-scale score" in shown.columns
-    board = system_leaderboard(samples["comparisons"], style="length", n_boot=1000, seed=0)
+    board = system_leaderboard(samples["comparisons"], style="length", n_boot=200, seed=0)
     sc = board[board["measure"] == "sc_elo"]
     assert list(shown["Elo-scale score"]) == list(sc["estimate"].round(0))
     style = next(d.value for d in at.dataframe if "measure" in d.value.columns and "source" in d.value.columns)
@@ -76,6 +76,6 @@ def test_style_control_and_a_dataset_switch(ws, samples):
     at.selectbox(key="sidebar_dataset").set_value(second).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    assert at.selectbox(key="lb_style").value == "length"
+    assert at.selectbox(key="lb_style").value == "length" and at.select_slider(key="lb_boot").value == 200
     systems = pd.concat([other["system_a"], other["system_b"]]).astype(str)
     assert set(_scores(at)["system"]) == set(systems)

@@ -35,13 +35,19 @@ def _comparisons(seed: int = 3) -> pd.DataFrame:
     return validate(frame, table="comparisons", file="other.csv").frame
 
 
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> dict[str, dict[str, pd.DataFrame]]:
+    """The two datasets' tables, read and validated once for the module (each test stores them anew)."""
+    ratings = load(unseen_file(tmp_path_factory.mktemp("unseen") / "unseen.csv")).frame
+    return {"Sample": {k: v.frame for k, v in load_samples().items()},
+            "Other": {"ratings": ratings, "comparisons": _comparisons()}}
+
+
 @pytest.fixture
-def two_datasets(ws, tmp_path):
-    """The sample (both tables) and a second dataset with other judges, criteria, languages and systems."""
-    sample = ws.save_dataset("Sample", {k: v.frame for k, v in load_samples().items()})
-    ratings = load(unseen_file(tmp_path / "unseen.csv")).frame
-    other = ws.save_dataset("Other", {"ratings": ratings, "comparisons": _comparisons()})
-    return sample, other
+def two_datasets(ws, tables):
+    """The sample (both tables) and a second dataset with other judges, criteria, languages and systems, in this
+    test's own workspace."""
+    return ws.save_dataset("Sample", tables["Sample"]), ws.save_dataset("Other", tables["Other"])
 
 
 def _session(dataset: str | None = None, page: str | None = None, timeout: int = 300, **params: str) -> AppTest:
@@ -91,9 +97,10 @@ def test_two_sessions_keep_their_own_dataset_across_reloads(two_datasets, ws):
 
 def test_a_page_puts_the_dataset_back_in_the_url_after_navigation(two_datasets):
     sample, other = two_datasets
-    at = _session(other, AGREEMENT)
+    at = _session(other, AGREEMENT, ag_boot="0")  # no resamples: the URL is tested, not the intervals
     # Streamlit's page navigation drops the query string; the page writes it back from the session.
     at.query_params.clear()
+    at.session_state["bi_boot"] = 0
     at.switch_page(BIAS).run()
     _clean(at)
     assert at.query_params["dataset"] == other
