@@ -35,8 +35,8 @@ CHROMIUM_ARGS = [
 ]
 
 #: Fewer resamples, for a link to a page where only the drawing is under test (these controls are in the URL;
-#: the last two are sliders whose fewest is 200).
-FEW = {"ag_boot": 50, "bi_boot": 50, "sq_boot": 200, "pb_boot": 200}
+#: the last four are sliders whose fewest is 200, Alt-Test's above 0, which would skip its interval).
+FEW = {"ag_boot": 50, "bi_boot": 50, "sq_boot": 200, "pb_boot": 200, "at_boot": 200, "lb_boot": 200}
 
 #: Every page: its title in the navigation and its URL path (app.py declares them).
 PAGES = {"Home": "", "Agreement": "Agreement", "Bias": "Bias", "Win rates": "Win_rates",

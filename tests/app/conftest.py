@@ -1,5 +1,5 @@
-"""The browser tests' shared fixtures: one headless Debian Chromium per test module (closed before the worker
-goes on to other tests), and one server for the whole session (``app``), as people share a real one. Under
+"""The browser tests' shared fixtures: one headless Debian Chromium (``browser``) and one server (``app``) for the
+whole session, as people share a real one. Under
 pytest-xdist every browser test runs on the same worker (tests/conftest.py), so there is one server per run.
 
 The server's workspace holds the datasets the tests open, stored before it starts: the sample (as its button
@@ -20,7 +20,7 @@ from tests.helpers import DATASETS, HANNA, LLMBAR
 from tests.hostile.test_markup import NAME as PAYLOAD, store_payload
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
     exe = chromium()
     from playwright.sync_api import sync_playwright

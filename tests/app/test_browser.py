@@ -25,7 +25,7 @@ import pytest
 
 from tests.app.browsing import (FEW, PAGES, SHOTS, Server, act, choose_dataset, dataset_in_url, exceptions,
                                 navigate, open_with_sample, resize, settle, sidebar, visit)
-from tests.helpers import DATASETS, HANNA, LLMBAR
+from tests.helpers import DATASETS, LLMBAR
 
 # With pytest-xdist, every test in a test_browser*.py file runs on one worker (``work_unit`` in tests/conftest.py):
 # they share one server and its cached results. (The ``xdist_group`` mark does not group with pytest 9 and
@@ -399,10 +399,14 @@ def test_figures_download_as_png_or_svg_from_their_own_button(app, browser):
     page.close()
 
 
+#: A small real file for the upload before a restart: LLMBar's GPT-4 rating file of Adversarial/GPTOut.
+_SMALL_REAL = LLMBAR / "Adversarial" / "GPTOut" / "evaluators" / "GPT-4" / "Rating_NoRules" / "result.json"
+
+
 def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
     """A server of its own: the sample loaded, its Agreement page showing the point estimates first and the
-    intervals after; a CSV uploaded and mapped; HANNA through its preset; a bad file. Then a restart on the same
-    workspace keeps every dataset, and the tab's link reopens its own."""
+    intervals after; a CSV uploaded and mapped; a real LLMBar file through its preset; a bad file. Then a restart
+    on the same workspace keeps every dataset, and the tab's link reopens its own."""
     ws = tmp_path / "workspace.duckdb"
     # Point estimates first on every page that resamples: the fragment that brings the intervals in is tested.
     server = Server(ws, tmp_path / "streamlit.log", EVALCORE_POINTS_FIRST_AFTER="0.1").start()
@@ -431,14 +435,17 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         page.get_by_role("heading", name="my_judgments", exact=True).wait_for(timeout=60_000)
         assert not exceptions(page)
 
-        # A real file: HANNA, recognised by its preset (its pages are tested on the shared server).
-        if HANNA.exists():
+        # A real file recognised by its preset: one of LLMBar's smallest result files (141 pairs; HANNA's and
+        # LLMBar's pages are tested on the shared server), named by the user as a bare result.json must be.
+        if _SMALL_REAL.exists():
             page.get_by_role("tab", name=re.compile("Upload a file")).click()
-            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(HANNA))
-            page.get_by_text("Map the columns of hanna_metric_scores_llm.csv").wait_for(timeout=60_000)
+            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(_SMALL_REAL))
+            page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
             settle(page)
+            page.get_by_role("textbox", name="Judge").fill("GPT-4")
+            act(page, lambda: page.get_by_role("textbox", name="Judge").press("Enter"))
             act(page, page.get_by_role("button", name="Import").click, timeout=120_000)
-            page.get_by_role("heading", name="hanna_metric_scores_llm", exact=True).wait_for(timeout=90_000)
+            page.get_by_role("heading", name="result", exact=True).wait_for(timeout=90_000)
             assert not exceptions(page)
 
         # A bad file gets one message, not a traceback.
@@ -465,9 +472,9 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         page.goto(server.url + link, wait_until="domcontentloaded")
         settle(page)
         page.get_by_role("tab", name=re.compile("Saved datasets")).click()
-        rows = "145,728 rows" if HANNA.exists() else "6 rows"
-        assert f"Pointwise ratings: {rows}" in sidebar(page).inner_text()
-        n_saved = 3 if HANNA.exists() else 2
+        rows = "Pairwise comparisons: 141 rows" if _SMALL_REAL.exists() else "Pointwise ratings: 6 rows"
+        assert rows in sidebar(page).inner_text()
+        n_saved = 3 if _SMALL_REAL.exists() else 2
         assert page.get_by_text(f"Saved datasets ({n_saved})").count() == 1
         assert not exceptions(page)
         page.screenshot(path=str(SHOTS / "home_after_restart.png"), full_page=True)

@@ -66,3 +66,4 @@ def test_pandalm_uploaded_shows_each_sources_leaderboard_as_the_cli_does(browser
     for judge in ("gpt-3.5-turbo", "pandalm-7b"):
         tau = records[(records["rater"] == judge) & (records["measure"] == "ranking_tau")]["estimate"].iloc[0]
         assert f"{judge} orders " in verdict and f"Kendall's tau {tau:.2f}" in verdict.split(f"{judge} orders ")[1]
+    page.close()  # the browser serves the whole session

@@ -63,3 +63,4 @@ def test_a_text_label_file_uploaded_gets_its_confusion_matrix_and_alt_test(brows
     verdict = next(line for line in cli.stdout.splitlines() if line.startswith("pandalm-7b "))
     # the page's sentence is the CLI's (which the terminal wraps after the interval)
     assert verdict.split(" [")[0] in " ".join(shown.split()), (verdict, shown)
+    page.close()  # the browser serves the whole session

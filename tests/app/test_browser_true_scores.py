@@ -53,3 +53,4 @@ def test_hanna_a_fifth_labelled_shows_each_systems_ppi_estimate_as_the_cli_does(
     np.testing.assert_allclose(np.sort(ppi["x"].to_numpy(float)), np.sort(cli["estimate"].to_numpy(float)), atol=1e-9)
     np.testing.assert_allclose(np.sort(ppi["hi"] - ppi["lo"]), np.sort(cli["ci_high"] - cli["ci_low"]), atol=1e-9)
     assert page.get_by_text(f"{HANNA_FIFTH_JUDGES[0]}: with its labels, each human label counts as").count() == 1
+    page.close()  # the browser serves the whole session
