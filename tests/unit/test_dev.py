@@ -21,7 +21,8 @@ def dev(monkeypatch):
     monkeypatch.setattr(module, "ensure", lambda extras=(): "python")
     monkeypatch.setattr(module, "_ensure_chromium", lambda: module.calls.append("chromium"))
     monkeypatch.setattr(module, "subprocess", SimpleNamespace(
-        call=lambda args, cwd: module.calls.append(args) or module.status))
+        call=lambda args, cwd, env: module.calls.append(args) or module.envs.append(env) or module.status))
+    module.envs = []
     return module
 
 
@@ -37,6 +38,8 @@ def test_the_whole_suite_runs_on_every_core_and_names_the_slowest(dev):
     assert chromium == "chromium"  # the browser tests need it
     assert args[:3] == ["python", "-m", "pytest"] and ["-n", "auto"] == args[3:5] and "--durations=15" in args
     assert "--ignore=tests/smoke" in args and args[-3:] == ["tests/unit", "-k", "agreement"]
+    # One BLAS thread per worker (unless the caller chose): the workers already fill the cores.
+    assert dev.envs[-1]["OPENBLAS_NUM_THREADS"] == "1"
     dev.main(["test", "-n", "1"])
     assert "auto" not in dev.calls[-1] and dev.calls[-1][-2:] == ["-n", "1"]
 
