@@ -127,10 +127,9 @@ def _distribution_frame(units: Units, seg: pd.DataFrame, group: np.ndarray, by: 
     n_groups = len(units_in) // 3
     first = np.zeros(n_groups, dtype=np.int64)
     first[group[::-1]] = np.arange(len(group))[::-1]  # a unit of each group, for its key values
-    cell = np.asarray([c for g in range(n_groups) for name in sources for c in range(3 * g, 3 * g + 3)
-                       if present[name][c]], dtype=np.int64)
-    src = np.asarray([s for g in range(n_groups) for s, name in enumerate(sources) for c in range(3 * g, 3 * g + 3)
-                      if present[name][c]], dtype=np.int64)
+    keys = [(c, s) for g in range(n_groups) for s, name in enumerate(sources) for c in range(3 * g, 3 * g + 3)
+            if present[name][c]]
+    cell, src = (np.asarray(v, dtype=np.int64) for v in zip(*keys)) if keys else (np.zeros(0, np.int64),) * 2
     row_key, code = np.repeat(np.arange(len(cell)), q), np.tile(np.arange(q), len(cell))
     out = pd.DataFrame({c: seg[c].iloc[first[cell // 3][row_key]].reset_index(drop=True) for c in by})
     out["source"] = pd.Series(np.asarray(sources, dtype=object)[src][row_key], dtype="str")
