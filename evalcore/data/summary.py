@@ -37,17 +37,23 @@ def _is_kind(frame: pd.DataFrame, kind: str) -> np.ndarray:
 
 def _humans_per_unit(frame: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
     """Each unit (an item on one criterion) with raters of ``kind``, and how many distinct ones: ``(units,
-    counts)``, the units numbered as :func:`_unit_codes` numbers them; None without such raters."""
+    counts)``, the units numbered as :func:`_unit_codes` numbers them; None without such raters. Memoised: the
+    humans' are asked for by two checks (2 humans per item, the Alt-Test's data)."""
+    key = (frame, "humans_per_unit", id(frame), kind)
+    hit = memo_get(key)
+    if hit is not None:
+        return hit[0]  # type: ignore[index]
     mask = _is_kind(frame, kind)
     group, ok = _unit_codes(frame)
     rc, ru = factorize(frame["rater"])
     mask &= ok & (rc >= 0)
-    if not mask.any():
-        return None
-    group = group[mask]
-    pairs = distinct_pairs(group, int(group.max()) + 1, rc[mask], len(ru))  # distinct (unit, rater)
-    units, counts = np.unique(pairs // len(ru), return_counts=True)
-    return units, counts
+    out = None
+    if mask.any():
+        group = group[mask]
+        pairs = distinct_pairs(group, int(group.max()) + 1, rc[mask], len(ru))  # distinct (unit, rater)
+        out = np.unique(pairs // len(ru), return_counts=True)
+    memo_put(key, (out,))  # in a tuple: None is an answer too
+    return out
 
 
 def _unit_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

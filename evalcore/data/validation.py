@@ -19,7 +19,7 @@ import pandas as pd
 from ..columns import COMPARISONS, HUMAN, JUDGE, RATINGS, TABLES, column_names, required_columns
 from ..errors import DataError
 from .categories import read_labels
-from .codes import data_of, factorize, memo_get, remember, same_codes, shared_codes
+from .codes import data_of, factorize, memo_get, prefactorize, remember, same_codes, shared_codes
 from .export import FORMULA
 from .mapping import detect_table, look_alikes
 from .numbers import numeric_column
@@ -654,6 +654,11 @@ def _stray_category(df: pd.DataFrame, file: str) -> tuple[pd.DataFrame, list[str
         f"written, beside a '{SCALE}' column, and this file has none. Map the column with the ratings to score."]
 
 
+#: From how many rows :func:`_validate` factorises the text columns on threads (below, the threads' start-up costs
+#: about what they save).
+_PARALLEL_ROWS = 100_000
+
+
 def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = False, scale=None,
               order=None) -> Validated:
     if len(frame) == 0:
@@ -673,6 +678,8 @@ def _validate(frame: pd.DataFrame, table: str, file: str, blank_text: bool = Fal
         notes.extend(moved)
     _check_required(df, table, file)
     _check_look_alikes(df, table, file)
+    if len(df) >= _PARALLEL_ROWS:  # the checks below factorise every text column: all at once, on threads
+        prefactorize([df[c] for c in ("item_id", *df.columns) if c in df.columns and is_text(df[c])])
     _missing_words(df)
     _check_invisible(df, file)
     _check_ids(df, file)
