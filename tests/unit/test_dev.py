@@ -44,6 +44,24 @@ def test_the_whole_suite_runs_on_every_core_and_names_the_slowest(dev):
     assert "auto" not in dev.calls[-1] and dev.calls[-1][-2:] == ["-n", "1"]
 
 
+def test_bytecode_is_cached_outside_the_checkout_where_none_may_be_written_beside_it(dev, monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    dev.main(["test", "--fast"])
+    env = dev.envs[-1]
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    prefix = env["PYTHONPYCACHEPREFIX"]
+    assert not prefix.startswith(str(ROOT)), prefix  # the checkout stays free of bytecode
+    # A prefix the caller chose is kept; without the setting, Python's own default (beside the sources) is kept.
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", "/somewhere")
+    dev.main(["test", "--fast"])
+    assert dev.envs[-1]["PYTHONPYCACHEPREFIX"] == "/somewhere"
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX")
+    dev.main(["test", "--fast"])
+    assert "PYTHONPYCACHEPREFIX" not in dev.envs[-1]
+
+
 def test_fast_leaves_out_the_slow_browser_and_spark_tests(dev):
     assert dev.main(["test", "--fast", "-x"]) == 0
     (args,) = dev.calls  # no browser to install
