@@ -1,9 +1,12 @@
-"""What the page tests (AppTest) share: a browser session of the app opened on one page, and finishing what a
-page showed as point estimates first."""
+"""What the page tests (AppTest) share: a browser session of the app opened on one page, finishing what a
+page showed as point estimates first, and a workspace that the tests of a module share."""
 
 from __future__ import annotations
 
+import functools
+import shutil
 import time
+from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
@@ -49,3 +52,41 @@ def finish(at: AppTest, *, timeout: float = 300) -> AppTest:
         time.sleep(0.5)
         at.run()
     return at
+
+
+@functools.cache
+def _samples() -> dict:
+    """The sample's tables, read and validated once per process (the workspace stores a copy of them)."""
+    from evalcore.data.ingest import load_samples
+
+    return load_samples()
+
+
+def store_sample(path: Path) -> str:
+    """Store the sample at ``path`` as the **Load the sample data** button does; its id."""
+    from evalcore.data.store import Workspace
+    from evalcore.ui.loading import SAMPLE_NAME
+    from evalcore.ui.state import SAMPLE_SOURCE
+
+    tables = _samples()
+    return Workspace(path).save_dataset(SAMPLE_NAME, {k: v.frame for k, v in tables.items()}, source=SAMPLE_SOURCE,
+                                        notes={k: list(v.notes) for k, v in tables.items()})
+
+
+def use_workspace(monkeypatch, path: Path, *, copy_to: Path | None = None):
+    """Point the app at the workspace ``path`` (or at a copy of it made at ``copy_to``) for this test; the
+    :class:`~evalcore.data.store.Workspace` it uses.
+
+    The tests of a module that only read the same datasets share one workspace, stored once, as the sessions of
+    one server do: a result (or a table read, a count of units) one test computed answers the next from the
+    app's caches, instead of every test computing the same numbers again. A test that changes the workspace
+    (deletes, uploads) works on a copy: the same datasets, ids and stamps, so the results in memory still
+    answer it, but its changes stay its own.
+    """
+    from evalcore.data.store import Workspace
+
+    if copy_to is not None:
+        shutil.copyfile(path, copy_to)
+        path = copy_to
+    monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
+    return Workspace(path)

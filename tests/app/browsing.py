@@ -7,6 +7,10 @@ at.
 Waiting is on the page's own state, not on fixed sleeps: :func:`settle` waits until the script has finished a
 run (counted by a MutationObserver on Streamlit's ``data-test-script-state``), no result is still shown as
 point estimates first, every element and figure is drawn, and all this has held for 250 ms.
+
+Chromium draws every frame in software here, so a tab is only as tall as a laptop's screen (Playwright scrolls to
+what it clicks; :func:`shoot` makes the window as tall as the page for a screenshot) and the shimmer of an element
+still loading is kept still (:data:`STILL`): nothing the tests check moves.
 """
 
 from __future__ import annotations
@@ -34,6 +38,20 @@ CHROMIUM_ARGS = [
     "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 
+#: A tab's size unless a test needs another: a laptop's screen. (A taller one made Chromium composite far more
+#: pixels on every frame of an animation.)
+TAB = {"width": 1400, "height": 900}
+
+#: Keeps still the endless animations of what is loading (the skeleton's shimmer, the spinner): while the script
+#: runs, each frame of them is drawn in software. Transitions and other animations are left alone (the app's own
+#: behaviour, and events that wait for their end).
+STILL = """document.addEventListener('DOMContentLoaded', () => {
+  const style = document.createElement('style');
+  style.textContent = '[data-testid="stSkeleton"], [data-testid="stSkeleton"] *, [data-testid="stSpinnerIcon"]'
+    + ' { animation: none !important; }';
+  document.head.appendChild(style);
+});"""
+
 #: Fewer resamples, for a link to a page where only the drawing is under test (these controls are in the URL;
 #: the last four are sliders whose fewest is 200, Alt-Test's above 0, which would skip its interval).
 FEW = {"ag_boot": 50, "bi_boot": 50, "sq_boot": 200, "pb_boot": 200, "at_boot": 200, "lb_boot": 200}
@@ -51,6 +69,38 @@ def chromium() -> str:
     if os.environ.get("EVALCORE_REQUIRE_BROWSER"):
         pytest.fail("Debian's chromium is not installed; .ci/run installs it (apt-get install chromium)")
     pytest.skip("chromium is not installed (apt-get install chromium); the browser test needs it")
+
+
+def new_tab(browser, *, width: int = TAB["width"], height: int = TAB["height"]):
+    """A new tab (a context of its own, as ``browser.new_page`` makes) of ``width`` x ``height``, animations of
+    what is loading kept still (:data:`STILL`)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.add_init_script(STILL)
+    return page
+
+
+def new_session(browser):
+    """A new browser context (another person: their own cookies and storage) of the :data:`TAB` size, animations
+    of what is loading kept still (:data:`STILL`)."""
+    context = browser.new_context(viewport=dict(TAB))
+    context.add_init_script(STILL)
+    return context
+
+
+def shoot(page, name: str) -> None:
+    """A screenshot of the whole page to ``SHOTS / name``. Streamlit scrolls its main area inside the window, so
+    Playwright's ``full_page`` sees one window: the window is made as tall as the page for the shot (its width,
+    hence every figure, unchanged; at most 6000 pixels), then given back."""
+    size = page.viewport_size
+    tall = min(6000, page.evaluate("""() => Math.max(...[...document.querySelectorAll(
+        '[data-testid="stMain"], [data-testid="stSidebar"]')].map(e => e.scrollHeight), 0)"""))
+    if tall > size["height"]:
+        page.set_viewport_size({"width": size["width"], "height": tall})
+    try:
+        page.screenshot(path=str(SHOTS / name), full_page=True)
+    finally:
+        if tall > size["height"]:
+            page.set_viewport_size(size)
 
 
 def free_port() -> int:
@@ -120,8 +170,12 @@ _RUNS = """() => {
 _SETTLED = """([since, note]) => {
   const app = document.querySelector('[data-testid="stApp"]');
   const main = document.querySelector('[data-testid="stMain"]');
+  // the note is in an alert: its text, if shown (textContent and checkVisibility do not lay the page out, as
+  // innerText of the whole page did on every poll)
+  const pending = main && [...main.querySelectorAll('[data-testid="stAlert"]')]
+    .some(a => a.textContent.includes(note) && a.checkVisibility());
   const idle = app && app.getAttribute('data-test-script-state') === 'notRunning'
-    && (since < 0 || window.__evalcoreRuns > since) && !(main && main.innerText.includes(note))
+    && (since < 0 || window.__evalcoreRuns > since) && !pending
     && !document.querySelector('[data-testid="stSkeleton"]')
     && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
   if (!idle) { window.__evalcoreIdle = null; return false; }
@@ -205,9 +259,9 @@ def visit(page, server: Server, path: str = "", *, timeout: float = 180_000, **p
     settle(page, timeout=timeout)
 
 
-def open_with_sample(browser, server: Server, *, width: int = 1400, height: int = 2400):
-    """A new page on the home page, with the sample data loaded by its button."""
-    page = browser.new_page(viewport={"width": width, "height": height})
+def open_with_sample(browser, server: Server, *, width: int = TAB["width"], height: int = TAB["height"]):
+    """A new tab on the home page, with the sample data loaded by its button."""
+    page = new_tab(browser, width=width, height=height)
     visit(page, server)
     act(page, page.get_by_role("button", name="Load the sample data").click)
     page.get_by_role("heading", name=re.compile("Sample: multilingual ratings")).wait_for(timeout=90_000)

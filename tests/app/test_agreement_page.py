@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from evalcore.cli import main
-from tests.app.apptest import AGREEMENT as PAGE, open_page
+from tests.app.apptest import AGREEMENT as PAGE, open_page, store_sample, use_workspace
 from tests.helpers import DATASETS
 
 
@@ -43,7 +43,7 @@ def test_page_without_data_says_what_to_do(ws):
 
 
 def test_page_on_sample_data(ws):
-    open_page().button(key="load_sample").click().run()
+    store_sample(ws.path)  # as the sample's button stores it (the button itself: tests/app/test_app.py)
     at = open_page(PAGE)
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="ag_by").value == ["language", "criterion"]
@@ -90,20 +90,40 @@ def test_unseen_multilingual_file_through_page_and_cli(ws, tmp_path, capsys):
     assert len(at.multiselect(key="ag_judges").value) == 6
 
 
-@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA page test needs it")
-def test_page_on_hanna(ws):
+@pytest.fixture(scope="module")
+def hanna_stored(tmp_path_factory):
+    """HANNA's ratings, read once for the module and stored in a workspace that its tests share (its table and
+    its units are then read and counted once): the workspace's path, the dataset's id and the ratings."""
+    if not DATASETS.exists():
+        pytest.skip("../shared/datasets not found: the HANNA page tests need it")
     from evalcore.data.ingest import load
+    from evalcore.data.store import Workspace
 
-    ing = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna")
+    frame = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna").frame
+    path = tmp_path_factory.mktemp("hanna") / "ws.duckdb"
+    return path, Workspace(path).save_dataset("HANNA", {"ratings": frame}), frame
+
+
+@pytest.fixture
+def hanna(hanna_stored, monkeypatch):
+    """The id of HANNA in the module's shared workspace, and its ratings."""
+    path, did, frame = hanna_stored
+    use_workspace(monkeypatch, path)
+    return did, frame
+
+
+@pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA page test needs it")
+def test_page_on_hanna(hanna):
+    did, frame = hanna
     # 50 resamples: the verdict's flags need intervals, not precise ones
-    at = open_page(PAGE, dataset=ws.save_dataset("HANNA", {"ratings": ing.frame}), ag_boot="50")
+    at = open_page(PAGE, dataset=did, ag_boot="50")
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="ag_by").value == ["criterion"]
     # The page opens on the judge closest to the humans (mean pairwise agreement gap over the criteria,
     # weighted by units), not the first in alphabetical order, and says so first.
     from evalcore.pointwise.agreement.table import agreement
 
-    gap = agreement(ing.frame, by=("criterion",), n_boot=0)
+    gap = agreement(frame, by=("criterion",), n_boot=0)
     gap = gap[(gap["measure"] == "pairwise_agreement_gap") & gap["judge"].notna()]
     mean = gap.assign(w=gap["estimate"] * gap["n"]).groupby("judge")[["w", "n"]].sum()
     closest = (mean["w"] / mean["n"]).idxmax()
@@ -125,15 +145,14 @@ def _values(spec) -> np.ndarray:
 
 
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: real-data app tests need it")
-def test_meta_evaluation_tabs_on_hanna(ws):
+def test_meta_evaluation_tabs_on_hanna(hanna):
     """The meta-evaluation in the app: the unit filter, the leaderboard, system-level correlation, the rater-pair heatmap."""
-    from evalcore.data.ingest import load
     from evalcore.pointwise.leaderboard import judge_leaderboard
     from evalcore.pointwise.meta import meta_correlations
 
-    frame = load(DATASETS / "hanna" / "hanna_metric_scores_llm.csv", preset="hanna").frame
+    did, frame = hanna
     # Few resamples: the page's numbers are compared with the library's at the same count.
-    at = open_page(PAGE, dataset=ws.save_dataset("HANNA", {"ratings": frame}), timeout=600, ag_boot="30", run=False)
+    at = open_page(PAGE, dataset=did, timeout=600, ag_boot="30", run=False)
     at.session_state["ag_min_raters"] = 3
     at.session_state["ag_max_raters"] = 3
     at.run()

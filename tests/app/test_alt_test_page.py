@@ -4,17 +4,16 @@ a file of text labels gets its test by accuracy, and a dataset switch in the mid
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evalcore.cli import main
 from evalcore.data.ingest import load, load_samples
 from evalcore.pointwise.alt_test import alt_test, alt_test_verdicts
-from tests.app.apptest import ALT_TEST as PAGE, open_page
+from tests.app.apptest import ALT_TEST as PAGE, open_page, use_workspace
 from evalcore.text import md
 from tests.helpers import ROOT
 
@@ -23,6 +22,16 @@ pytestmark = pytest.mark.slow
 
 def _sample(ws) -> str:
     return ws.save_dataset("sample", {kind: ing.frame for kind, ing in load_samples().items()})
+
+
+@pytest.fixture(scope="module")
+def sample_workspace(tmp_path_factory):
+    """The sample, stored once for the module: the workspace's path and the dataset's id. The tests that open
+    its page with the same options share the test's result through the app's caches (see ``use_workspace``)."""
+    from evalcore.data.store import Workspace
+
+    path = tmp_path_factory.mktemp("alt_test") / "ws.duckdb"
+    return path, _sample(Workspace(path))
 
 
 def _verdicts(at: AppTest) -> list[str]:
@@ -52,17 +61,17 @@ def test_page_without_data_says_what_to_do(ws):
     assert any("Load the sample data" in i.value for i in at.info)
 
 
-def test_sample_verdicts_equal_the_library_and_the_cli(ws):
+def test_sample_verdicts_equal_the_library_and_the_cli(ws, capsys):
     at = open_page(PAGE, dataset=_sample(ws))
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     frame = load_samples()["ratings"].frame
     ref = alt_test(frame, annotators=True, n_boot=1000, seed=0)
     assert _verdicts(at) == [md(v) for v in alt_test_verdicts(ref)]
-    cli = subprocess.run([sys.executable, "-m", "evalcore.cli", "alt-test", str(ROOT / "sample_data" /
-                          "ratings_multilingual.csv"), "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert cli.returncode == 0, cli.stderr
-    records = pd.DataFrame(json.loads(cli.stdout))
+    # The CLI in this process (its process boundary is tested in tests/cli): the same command, its JSON output.
+    capsys.readouterr()
+    assert main(["alt-test", str(ROOT / "sample_data" / "ratings_multilingual.csv"), "--json"]) == 0
+    records = pd.DataFrame(json.loads(capsys.readouterr().out))
     for judge in ref["judge"].unique():
         for measure in ("winning_rate", "advantage_probability"):
             ours = ref[(ref["judge"] == judge) & (ref["measure"] == measure)]["estimate"].item()
@@ -78,8 +87,9 @@ def test_sample_verdicts_equal_the_library_and_the_cli(ws):
     assert len(at.get("download_button")) >= 1
 
 
-def test_epsilon_moves_the_verdict_to_where_the_library_says(ws):
-    dataset = _sample(ws)
+def test_epsilon_moves_the_verdict_to_where_the_library_says(sample_workspace, monkeypatch):
+    path, dataset = sample_workspace
+    use_workspace(monkeypatch, path)
     frame = load_samples()["ratings"].frame
     ref = alt_test(frame, n_boot=0)
     judge = ref["judge"].iloc[0]
@@ -107,8 +117,9 @@ def test_text_labels_are_tested_by_accuracy_and_a_coin_fails(ws, tmp_path):
     assert verdicts == [md(v) for v in alt_test_verdicts(ref)]
 
 
-def test_switching_datasets_mid_page_keeps_a_true_result(ws, tmp_path):
-    sample = _sample(ws)
+def test_switching_datasets_mid_page_keeps_a_true_result(sample_workspace, tmp_path, monkeypatch):
+    path, sample = sample_workspace
+    ws = use_workspace(monkeypatch, path, copy_to=tmp_path / "ws.duckdb")  # the second dataset goes into a copy
     stance = ws.save_dataset("stance", {"ratings": load(_text_labels(tmp_path)).frame})
     at = open_page(PAGE, dataset=sample, at_boot="0")
     assert any(v.startswith("gpt-4/") for v in _verdicts(at))

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.data.store import NEEDS_MAPPING, READY
 from evalcore.ui.analyses import REPORT
-from tests.app.apptest import open_page
+from tests.app.apptest import open_page, store_sample
 from tests.helpers import DATASETS, ROOT
 
 LONG_CSV = (b"item,annotator,criterion,score,lang\n1,ann1,LA,2,hi\n1,ann2,LA,1,hi\n1,gpt-4,LA,2,hi\n"
@@ -192,8 +192,8 @@ def test_bad_file_shows_one_message_and_stores_nothing(ws):
 
 
 def test_rename_and_delete(ws):
+    store_sample(ws.path)  # as the sample's button stores it (the button: the test above)
     at = _app()
-    at.button(key="load_sample").click().run()
     (info,) = ws.list_datasets()
     at.text_input(key=f"rename_{info.id}").set_value("Demo for the board").run()
     at.button(key="saved_rename").click().run()
@@ -250,8 +250,8 @@ def test_pandalm_three_files_upload_together(ws):
 
 
 def test_the_html_report_is_built_and_offered_for_download(ws):
+    store_sample(ws.path)  # as the sample's button stores it (the button: test_sample_button_loads_both_tables...)
     at = _app()
-    at.button(key="load_sample").click().run()
     _clean(at)
     at.button(key="report_comparisons").click().run()
     _clean(at)
@@ -280,8 +280,8 @@ def test_tables_download_as_csv_and_parquet(ws):
     pd.testing.assert_frame_equal(back, frame)  # typed, unaltered (the CSV is the one that neutralises formulas)
     mixed = pd.read_parquet(io.BytesIO(_parquet(pd.DataFrame({"x": [1, "a", 2.5], "y": [1, 2, 3]}))))
     assert list(mixed["x"]) == ["1", "a", "2.5"] and list(mixed["y"]) == [1, 2, 3]  # mixed objects become text
+    store_sample(ws.path)  # as the sample's button stores it (the button: test_sample_button_loads_both_tables...)
     at = _app()
-    at.button(key="load_sample").click().run()
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("… as Parquet") == labels.count("Download the ratings table (CSV)") + labels.count(
         "Download the comparisons table (CSV)") >= 1

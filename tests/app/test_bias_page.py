@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.apptest import BIAS, open_page
+from tests.app.apptest import BIAS, open_page, store_sample
 from tests.helpers import DATASETS
 
 
@@ -15,7 +15,7 @@ def _bias_page(dataset: str | None = None) -> AppTest:
 
 
 def test_bias_page_on_sample(ws):
-    open_page().button(key="load_sample").click().run()
+    store_sample(ws.path)  # as the sample's button stores it (the button itself: tests/app/test_app.py)
     at = _bias_page()
     assert not at.exception, [e.value for e in at.exception]
     findings = " ".join(w.value for w in at.warning)

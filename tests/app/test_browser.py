@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.app.browsing import (FEW, PAGES, SHOTS, Server, act, choose_dataset, dataset_in_url, exceptions,
-                                navigate, open_with_sample, resize, settle, sidebar, visit)
+                                navigate, new_session, new_tab, open_with_sample, resize, settle, shoot, sidebar, visit)
 from tests.helpers import DATASETS, LLMBAR
 
 # With pytest-xdist, every test in a test_browser*.py file runs on one worker (``work_unit`` in tests/conftest.py):
@@ -156,7 +156,7 @@ def test_every_page_on_real_data_fits_the_screen(app, browser):
     server, ids = app
     if "HANNA + LLMBar" not in ids:
         pytest.skip("../shared/datasets is absent: the real-data pages need HANNA and LLMBar")
-    page = browser.new_page(viewport=dict(zip(("width", "height"), SIZES[0])))
+    page = new_tab(browser, width=SIZES[0][0], height=SIZES[0][1])
     problems: dict = {}
     for i, (title, path) in enumerate(PAGES.items()):
         visit(page, server, path, dataset=ids["HANNA + LLMBar"], **FEW)
@@ -186,7 +186,7 @@ def _sample_page(browser, app, path: str, *, timeout: float = 180_000, **params)
     from evalcore.ui.loading import SAMPLE_NAME
 
     server, ids = app
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page = new_tab(browser)
     visit(page, server, path, dataset=ids[SAMPLE_NAME], timeout=timeout, **params)
     return page
 
@@ -205,7 +205,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(app, browser):
     assert not exceptions(page)
     assert _metric(page, "Raw judge win rate k") == "0.769"
     before = _metric(page, "Dawid-Skene p")
-    page.screenshot(path=str(SHOTS / "page_Win_rates_sample.png"), full_page=True)
+    shoot(page, "page_Win_rates_sample.png")
 
     # Move the prior-data-ratio slider with the keyboard: the estimates change, no error.
     thumb = page.locator('[data-testid="stSlider"] input[type="range"]').first
@@ -224,7 +224,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(app, browser):
     act(page, page.get_by_role("button", name="Calibrate every pair").click, timeout=180_000)
     assert not exceptions(page)
     assert page.get_by_text("Mean absolute error against the humans' p over pairs").count() == 1
-    page.screenshot(path=str(SHOTS / "page_Win_rates_all_pairs.png"), full_page=True)
+    shoot(page, "page_Win_rates_all_pairs.png")
 
     act(page, page.get_by_role("tab", name="Error vs human labels").click)
     box = page.locator('[data-testid="stNumberInput"] input').filter(visible=True).last
@@ -233,7 +233,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(app, browser):
     act(page, page.get_by_role("button", name="Compute the error curve").click, timeout=240_000)
     assert not exceptions(page)
     assert page.get_by_text("The error should fall as the ratio rises").count() == 1
-    page.screenshot(path=str(SHOTS / "page_Win_rates_error_curve.png"), full_page=True)
+    shoot(page, "page_Win_rates_error_curve.png")
 
     # PandaLM: three JSON files uploaded together, then its pairs on the page.
     pandalm = sorted((DATASETS / "pandalm").glob("*.json"))
@@ -253,7 +253,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(app, browser):
         first = re.search(r"on which (\S+) is better than", shown).group(1)
         assert first in {"bloom-7b", "opt-7b", "pythia-6.9b", "llama-7b", "cerebras-gpt-6.7B"}, shown
         assert 0 <= float(_metric(page, "Raw judge win rate k")) <= 1
-        page.screenshot(path=str(SHOTS / "page_Win_rates_pandalm.png"), full_page=True)
+        shoot(page, "page_Win_rates_pandalm.png")
     page.close()
 
 
@@ -262,9 +262,9 @@ def test_superficial_quality_slider_on_llmbar_rating_files(app, browser):
     server, ids = app
     if "LLMBar Rating" not in ids:
         pytest.skip("../shared/datasets/llmbar is absent")
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page = new_tab(browser)
     visit(page, server, "Superficial_quality", dataset=ids["LLMBar Rating"], timeout=240_000)
-    page.screenshot(path=str(SHOTS / "page_Superficial_quality_llmbar.png"), full_page=True)
+    shoot(page, "page_Superficial_quality_llmbar.png")
     assert not exceptions(page)
     assert page.get_by_text(re.compile(r"helps on .*Adversarial/Neighbor by \+")).count() >= 1
     thumb = page.locator('[data-testid="stMain"] input[type="range"]').first
@@ -281,7 +281,7 @@ def test_superficial_quality_slider_on_llmbar_rating_files(app, browser):
     assert page.get_by_text(re.compile(rf"at alpha = {target:g}")).count() >= 1
     # open a changed verdict: its outputs are shown as text
     assert page.locator('[data-testid="stText"]').count() == 2
-    page.screenshot(path=str(SHOTS / f"page_Superficial_quality_llmbar_{target:g}.png"), full_page=True)
+    shoot(page, f"page_Superficial_quality_llmbar_{target:g}.png")
     # A reload (or the link shared) keeps the view: the slider's alpha is in the address bar.
     assert parse_qs(urlparse(page.url).query).get("sq_alpha") == [f"{target:g}"]
     page.reload(wait_until="domcontentloaded")
@@ -301,7 +301,7 @@ def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(app, browse
     assert not exceptions(page)
     assert page.get_by_text("Calibration: before and after").count() == 1
     assert page.get_by_text(re.compile(r"gpt-4/pairwise.*gives the same verdict")).count() == 1
-    page.screenshot(path=str(SHOTS / "page_Position_bias_sample.png"), full_page=True)
+    shoot(page, "page_Position_bias_sample.png")
     if (result / "result.json").exists():
         visit(page, server)
         page.get_by_role("tab", name=re.compile("Upload a file")).click()
@@ -316,7 +316,7 @@ def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(app, browse
         assert not exceptions(page)
         assert page.get_by_text(re.compile(r"GPT-4/Vanilla.*gives the same verdict in both orders on 97%")).count() == 1
         assert page.get_by_text("This file has verdicts only").count() == 1
-        page.screenshot(path=str(SHOTS / "page_Position_bias_llmbar_upload.png"), full_page=True)
+        shoot(page, "page_Position_bias_llmbar_upload.png")
     page.close()
 
 
@@ -326,7 +326,7 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(app, browse
     from evalcore.ui.loading import SAMPLE_NAME
 
     server, ids = app
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 2400}) for _ in range(2)]
+    contexts = [new_session(browser) for _ in range(2)]
     try:
         a, b = (c.new_page() for c in contexts)
         for page, name in ((a, SAMPLE_NAME), (b, "Other")):
@@ -342,7 +342,7 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(app, browse
             page.get_by_role("heading", name=name, exact=True).wait_for(timeout=60_000)
             assert not exceptions(page)
             assert _rows(page) == rows[name]
-        b.screenshot(path=str(SHOTS / "home_second_session.png"), full_page=True)
+        shoot(b, "home_second_session.png")
 
         # A switches the dataset on every page, to the other one and back by turns; the page follows, its
         # selectors stay filled. (What each page shows of the second dataset names its judges or systems.)
@@ -355,7 +355,7 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(app, browse
             navigate(a, title)
             to = "Other" if i % 2 == 0 else SAMPLE_NAME  # Bias and Superficial quality: back to the sample
             choose_dataset(a, to)
-            a.screenshot(path=str(SHOTS / f"switch_{title.replace(' ', '_')}.png"), full_page=True)
+            shoot(a, f"switch_{title.replace(' ', '_')}.png")
             assert dataset_in_url(a) == ids[to], (title, a.url)
             assert not exceptions(a), title
             assert a.get_by_text("failed unexpectedly").count() == 0, title
@@ -413,7 +413,7 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
     try:
         page = open_with_sample(browser, server)
         assert not exceptions(page)
-        page.screenshot(path=str(SHOTS / "home_sample.png"), full_page=True)
+        shoot(page, "home_sample.png")
         page.goto(server.link("Agreement", dataset=dataset_in_url(page)), wait_until="domcontentloaded")
         page.get_by_text("Point estimates first").wait_for(timeout=120_000)
         assert page.get_by_text("cell(s) where a judge agrees").count() == 0  # no flag before the tests
@@ -430,7 +430,7 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
         page.get_by_text("Map the columns of my_judgments.csv").wait_for(timeout=60_000)
         settle(page)
-        page.screenshot(path=str(SHOTS / "home_mapping.png"), full_page=True)
+        shoot(page, "home_mapping.png")
         act(page, page.get_by_role("button", name="Import").click)
         page.get_by_role("heading", name="my_judgments", exact=True).wait_for(timeout=60_000)
         assert not exceptions(page)
@@ -455,7 +455,7 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(bad))
         page.get_by_text("looks like a PNG image").wait_for(timeout=60_000)
         assert not exceptions(page)
-        page.screenshot(path=str(SHOTS / "home_bad_file.png"), full_page=True)
+        shoot(page, "home_bad_file.png")
         link = urlparse(page.url)._replace(scheme="", netloc="").geturl()  # the path and ?dataset=
         page.close()
     finally:
@@ -464,7 +464,7 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
     # Restart the server on the same workspace: every dataset is still there.
     server = Server(ws, tmp_path / "streamlit2.log").start()
     try:
-        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        page = new_tab(browser)
         # A fresh tab without a link: nobody's choice is imposed on it.
         visit(page, server)
         assert page.get_by_text("No dataset is chosen in this browser tab yet").count() == 1
@@ -477,7 +477,7 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         n_saved = 3 if _SMALL_REAL.exists() else 2
         assert page.get_by_text(f"Saved datasets ({n_saved})").count() == 1
         assert not exceptions(page)
-        page.screenshot(path=str(SHOTS / "home_after_restart.png"), full_page=True)
+        shoot(page, "home_after_restart.png")
         page.close()
     finally:
         server.stop()

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.browsing import SHOTS, act, dataset_in_url, exceptions, settle, visit
+from tests.app.browsing import act, dataset_in_url, exceptions, new_tab, settle, shoot, visit
 from tests.helpers import PANDALM, ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,7 +30,7 @@ def test_pandalm_uploaded_shows_each_sources_leaderboard_as_the_cli_does(browser
         pytest.skip("../shared/datasets/pandalm not found: this test uploads PandaLM's real files")
     server, _ = app
     files = sorted(str(p) for p in PANDALM.glob("*.json"))
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page = new_tab(browser)
     visit(page, server)
     page.get_by_role("tab", name=re.compile("Upload a file")).click()
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
@@ -46,7 +46,7 @@ def test_pandalm_uploaded_shows_each_sources_leaderboard_as_the_cli_does(browser
 
     visit(page, server, "Leaderboard", dataset=dataset)
     assert not exceptions(page), exceptions(page)
-    page.screenshot(path=str(SHOTS / "page_Leaderboard_pandalm_upload.png"), full_page=True)
+    shoot(page, "page_Leaderboard_pandalm_upload.png")
     verdict = page.locator('[data-testid="stAlert"]').first.inner_text()
     traces = page.evaluate(_TRACES)
     assert [t["name"] for t in traces] == ["humans", "gpt-3.5-turbo", "pandalm-7b"]

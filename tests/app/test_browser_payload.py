@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from tests.app.browsing import FEW, PAGES, SHOTS, visit
+from tests.app.browsing import FEW, PAGES, new_tab, shoot, visit
 from tests.hostile.test_markup import EVIL, NAME, NOTE, payload_tables
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -70,7 +70,7 @@ def test_payload_names_stay_text_on_every_page_and_in_the_report(app, browser, t
     server, ids = app
     did = ids[NAME]
     outside: list[str] = []
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page = new_tab(browser)
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(
         (server.url, "data:", "blob:", "about:")) else None)
     seen = {}
@@ -81,7 +81,7 @@ def test_payload_names_stay_text_on_every_page_and_in_the_report(app, browser, t
         assert page.get_by_text(re.compile(r"!\[name\]\(http")).count(), f"/{path}: the payload is not shown"
         seen[path or "home"] = _live_markup(page)
         if path == "Agreement":
-            page.screenshot(path=str(SHOTS / "payload_agreement.png"), full_page=True)
+            shoot(page, "payload_agreement.png")
         if not path:  # the home page, open now: its note and its tables' toolbar
             _home_note_and_toolbar(page)
     assert all(v == {"links": [], "images": [], "bold": []} for v in seen.values()), seen

@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from tests.app.browsing import SHOTS, act, dataset_in_url, exceptions, settle, visit
+from tests.app.browsing import act, dataset_in_url, exceptions, new_tab, settle, shoot, visit
 from tests.helpers import PANDALM, ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -36,7 +36,7 @@ def test_a_text_label_file_uploaded_gets_its_confusion_matrix_and_alt_test(brows
     server, _ = app
     csv = tmp_path / "pandalm_words.csv"
     _pandalm_words(csv)
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    page = new_tab(browser)
     visit(page, server)
     page.get_by_role("tab", name=re.compile("Upload a file")).click()
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
@@ -51,12 +51,12 @@ def test_a_text_label_file_uploaded_gets_its_confusion_matrix_and_alt_test(brows
     assert not exceptions(page)
     assert page.get_by_text("is nominal (categories without an order)").count() >= 1
     page.get_by_text("against the humans' majority label").first.wait_for(timeout=30_000)
-    page.screenshot(path=str(SHOTS / "page_Agreement_text_labels.png"), full_page=True)
+    shoot(page, "page_Agreement_text_labels.png")
 
     visit(page, server, "Alt_test", dataset=dataset, at_boot=200)
     assert not exceptions(page)
     shown = page.locator('[data-testid="stAlert"]').first.inner_text()
-    page.screenshot(path=str(SHOTS / "page_Alt_test_text_labels.png"), full_page=True)
+    shoot(page, "page_Alt_test_text_labels.png")
     cli = subprocess.run([sys.executable, "-m", "evalcore.cli", "alt-test", str(csv), "--judge-rater", "pandalm-7b",
                           "--boot", "200"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert cli.returncode == 0, cli.stderr

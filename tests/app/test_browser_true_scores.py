@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.browsing import SHOTS, act, exceptions, visit
+from tests.app.browsing import act, exceptions, new_tab, shoot, visit
 from tests.app.conftest import HANNA_FIFTH, HANNA_FIFTH_JUDGES, hanna_fifth
 from tests.helpers import DATASETS, HANNA, ROOT
 
@@ -26,14 +26,14 @@ _TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')][0]._fullDat
 @pytest.mark.skipif(not DATASETS.exists(), reason="the shared datasets (../shared/datasets) are not here")
 def test_hanna_a_fifth_labelled_shows_each_systems_ppi_estimate_as_the_cli_does(app, browser, tmp_path):
     server, ids = app
-    page = browser.new_page(viewport={"width": 1400, "height": 3000})
+    page = new_tab(browser)
     visit(page, server, "True_scores", dataset=ids[HANNA_FIFTH])
     by = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Separately by")
     by.click()
     act(page, lambda: page.get_by_role("option", name="system", exact=True).click())
     page.keyboard.press("Escape")
     assert not exceptions(page), exceptions(page)
-    page.screenshot(path=str(SHOTS / "true_scores_hanna_fifth.png"), full_page=True)
+    shoot(page, "true_scores_hanna_fifth.png")
     traces = {t["name"]: t for t in page.evaluate(_TRACES)}
     ppi = pd.DataFrame({k: traces["PPI++"][k] for k in ("label", "x", "lo", "hi")})
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.data.ingest import load, load_samples
 from evalcore.pairwise import position as pb
-from tests.app.apptest import POSITION as PAGE, open_page
+from tests.app.apptest import POSITION as PAGE, open_page, use_workspace
 from tests.helpers import LLMBAR, needs_datasets
 
 pytestmark = pytest.mark.slow
@@ -24,6 +24,16 @@ def _sample(ws) -> str:
     return ws.save_dataset("sample", {kind: ing.frame for kind, ing in load_samples().items()})
 
 
+@pytest.fixture(scope="module")
+def sample_workspace(tmp_path_factory):
+    """The sample, stored once for the module: the workspace's path and the dataset's id. The tests that open
+    its page with the same options share its report through the app's caches (see ``use_workspace``)."""
+    from evalcore.data.store import Workspace
+
+    path = tmp_path_factory.mktemp("position") / "ws.duckdb"
+    return path, _sample(Workspace(path))
+
+
 def _readings(at: AppTest) -> list[str]:
     """The per-judge readings, which the page opens with (the verdict on the first screen)."""
     return [line for i in at.info for line in i.value.split("  \n") if "gives the same verdict in both orders" in line]
@@ -35,8 +45,10 @@ def test_page_without_data_says_what_to_do(ws):
     assert any("Load the sample data" in i.value for i in at.info)
 
 
-def test_sample_numbers_match_the_library(ws):
-    at = _page(_sample(ws))
+def test_sample_numbers_match_the_library(sample_workspace, monkeypatch):
+    path, sample = sample_workspace
+    use_workspace(monkeypatch, path)
+    at = _page(sample)
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     frame = load_samples()["comparisons"].frame
@@ -92,11 +104,12 @@ def test_a_saved_calibration_is_applied_not_refitted(ws):
 
 
 @needs_datasets
-def test_llmbar_verdicts_only_and_switching_datasets_mid_page(ws):
+def test_llmbar_verdicts_only_and_switching_datasets_mid_page(sample_workspace, tmp_path, monkeypatch):
     files = [LLMBAR / "Natural/evaluators/GPT-4/Vanilla_NoRules/result.json",
              LLMBAR / "Natural/evaluators/ChatGPT/Vanilla_NoRules/result.json"]
+    path, sample = sample_workspace
+    ws = use_workspace(monkeypatch, path, copy_to=tmp_path / "ws.duckdb")  # LLMBar goes into a copy of its own
     llmbar = ws.save_dataset("LLMBar", {"comparisons": load(files, preset="llmbar").frame})
-    sample = _sample(ws)
     at = _page(sample)
     assert len(_readings(at)) == 3
     at.sidebar.selectbox(key="sidebar_dataset").set_value(llmbar).run()

@@ -6,6 +6,8 @@ server process and workspace, as two people using the app at once are.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.data.validation import validate
 from evalcore.data.ingest import load, load_samples
-from tests.app.apptest import AGREEMENT, BIAS, WIN_RATES, open_page
+from tests.app.apptest import AGREEMENT, BIAS, WIN_RATES, open_page, use_workspace
 from tests.app.test_agreement_page import unseen_file
 UNSEEN_JUDGES = ["claude-3/cot", "claude-3/plain", "gpt-4o/cot", "gpt-4o/plain", "llama-3-70b", "qwen-2-72b"]
 OTHER_JUDGES = ["judge-alpha", "judge-beta", "judge-gamma"]
@@ -43,11 +45,27 @@ def tables(tmp_path_factory) -> dict[str, dict[str, pd.DataFrame]]:
             "Other": {"ratings": ratings, "comparisons": _comparisons()}}
 
 
+@pytest.fixture(scope="module")
+def stored(tables, tmp_path_factory) -> tuple[Path, tuple[str, str]]:
+    """The sample (both tables) and a second dataset with other judges, criteria, languages and systems, stored
+    once for the module: the workspace's path and the two ids."""
+    from evalcore.data.store import Workspace
+
+    path = tmp_path_factory.mktemp("sessions") / "ws.duckdb"
+    ws = Workspace(path)
+    return path, (ws.save_dataset("Sample", tables["Sample"]), ws.save_dataset("Other", tables["Other"]))
+
+
 @pytest.fixture
-def two_datasets(ws, tables):
-    """The sample (both tables) and a second dataset with other judges, criteria, languages and systems, in this
-    test's own workspace."""
-    return ws.save_dataset("Sample", tables["Sample"]), ws.save_dataset("Other", tables["Other"])
+def shared_ws(stored, monkeypatch):
+    """The module's workspace, which the tests that only read its two datasets share (see ``use_workspace``)."""
+    return use_workspace(monkeypatch, stored[0])
+
+
+@pytest.fixture
+def two_datasets(stored, shared_ws):
+    """The two datasets' ids, in the module's shared workspace."""
+    return stored[1]
 
 
 def _session(dataset: str | None = None, page: str | None = None, timeout: int = 300, **params: str) -> AppTest:
@@ -69,7 +87,8 @@ def _switch(at: AppTest, dataset: str) -> AppTest:
 # --------------------------------------------------------------------------- one dataset per session
 
 
-def test_two_sessions_keep_their_own_dataset_across_reloads(two_datasets, ws):
+def test_two_sessions_keep_their_own_dataset_across_reloads(two_datasets, shared_ws):
+    ws = shared_ws
     sample, other = two_datasets
     a, b = _session(), _session()
     _switch(a, sample)
@@ -127,8 +146,9 @@ def test_a_deleted_or_unknown_dataset_in_the_link_says_so(two_datasets):
     assert at.query_params["dataset"] == two_datasets[0]
 
 
-def test_deleting_this_tabs_dataset_goes_back_to_the_choice(two_datasets, ws):
-    sample, other = two_datasets
+def test_deleting_this_tabs_dataset_goes_back_to_the_choice(stored, tmp_path, monkeypatch):
+    ws = use_workspace(monkeypatch, stored[0], copy_to=tmp_path / "ws.duckdb")  # a deletion of its own
+    sample, other = stored[1]
     at = _session(other)
     at.selectbox(key="saved_choice").set_value(other).run()
     at.checkbox(key=f"sure_{other}").check().run()

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.data.ingest import load, load_samples
 from evalcore.pairwise import superficial as sp
-from tests.app.apptest import SUPERFICIAL as PAGE, finish, open_page
+from tests.app.apptest import SUPERFICIAL as PAGE, finish, open_page, use_workspace
 from tests.helpers import LLMBAR, needs_datasets
 
 pytestmark = pytest.mark.slow
@@ -33,6 +33,24 @@ def _sample_tables() -> dict:
 
 def _sample(ws) -> str:
     return ws.save_dataset("sample", _sample_tables())
+
+
+@pytest.fixture(scope="module")
+def sample_workspace(tmp_path_factory):
+    """The sample, stored once for the module: the workspace's path and the dataset's id."""
+    from evalcore.data.store import Workspace
+
+    path = tmp_path_factory.mktemp("superficial") / "ws.duckdb"
+    return path, _sample(Workspace(path))
+
+
+@pytest.fixture
+def shared_sample(sample_workspace, monkeypatch):
+    """The sample's id, in the workspace that the tests which only read it share: the page's curve at the
+    same options, computed by one test, answers the next from the app's caches (see ``use_workspace``)."""
+    path, did = sample_workspace
+    use_workspace(monkeypatch, path)
+    return did
 
 
 def test_page_without_data_says_what_to_do(ws):
@@ -83,8 +101,8 @@ def test_sample_numbers_match_the_library_and_the_slider_only_recounts(ws, monke
     assert "length_controlled_minimal" in caption and "instruction-difficulty term" in caption
 
 
-def test_alpha_zero_says_nothing_is_subtracted(ws):
-    at = _page(_sample(ws))
+def test_alpha_zero_says_nothing_is_subtracted(shared_sample):
+    at = _page(shared_sample)
     at.select_slider(key="sq_alpha").set_value(0.0).run()
     assert "nothing is subtracted" in _reading(at)
 
@@ -128,9 +146,9 @@ def _pointwise(ws) -> str:
     return ws.save_dataset("pointwise", {"ratings": pd.concat(rows, ignore_index=True)})
 
 
-def test_pointwise_table_and_switching_datasets_mid_page(ws):
-    pointwise = _pointwise(ws)
-    sample = _sample(ws)
+def test_pointwise_table_and_switching_datasets_mid_page(sample_workspace, tmp_path, monkeypatch):
+    path, sample = sample_workspace
+    pointwise = _pointwise(use_workspace(monkeypatch, path, copy_to=tmp_path / "ws.duckdb"))  # a dataset of its own
     at = _page(sample)
     assert "helps on Adversarial" in _reading(at)
     at.sidebar.selectbox(key="sidebar_dataset").set_value(pointwise).run()
@@ -139,9 +157,9 @@ def test_pointwise_table_and_switching_datasets_mid_page(ws):
     assert "helps on overall" in _reading(at) and "Kendall's tau" in _reading(at)
 
 
-def test_a_shared_link_restores_the_view(ws):
+def test_a_shared_link_restores_the_view(shared_sample):
     """The address bar's sq_* parameters (a reload, a shared link) set the controls once."""
-    at = _page(_sample(ws), sq_alpha="0.9", sq_judge="llama-2-70b/pairwise")
+    at = _page(shared_sample, sq_alpha="0.9", sq_judge="llama-2-70b/pairwise")
     assert not at.exception, [e.value for e in at.exception]
     assert at.select_slider(key="sq_alpha").value == 0.9
     assert at.selectbox(key="sq_judge").value == "llama-2-70b/pairwise"

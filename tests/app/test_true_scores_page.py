@@ -5,18 +5,16 @@ curve at once; a dataset switch in the middle of the page."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from evalcore.cli import main
 from evalcore.data.ingest import load_samples
 from evalcore.pairwise.ppi import ppi_win_rates
 from evalcore.pointwise.ppi import ppi_estimates, ppi_what_if
-from tests.app.apptest import TRUE_SCORES as PAGE, open_page
-from tests.helpers import ROOT
+from tests.app.apptest import TRUE_SCORES as PAGE, open_page, use_workspace
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +33,18 @@ def samples():
     return {kind: ing.frame for kind, ing in load_samples().items()}
 
 
+@pytest.fixture(scope="module")
+def fifth_workspace(samples, tmp_path_factory):
+    """The sample with human labels on a fifth of its items, stored once for the module: the workspace's path,
+    the dataset's id and its tables. Both tests open its page with the same options and share the result through
+    the app's caches (see ``use_workspace``)."""
+    from evalcore.data.store import Workspace
+
+    part = {kind: _fifth(f) for kind, f in samples.items()}
+    path = tmp_path_factory.mktemp("true_scores") / "ws.duckdb"
+    return path, Workspace(path).save_dataset("fifth", part), part
+
+
 def _table(at, column: str = "95% interval") -> pd.DataFrame:
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
@@ -49,9 +59,10 @@ def test_page_without_data_says_what_to_do(ws):
     assert any("Load the sample data" in i.value for i in at.info)
 
 
-def test_a_fifth_labelled_equals_the_library_and_the_cli(ws, samples, tmp_path):
-    part = {kind: _fifth(f) for kind, f in samples.items()}
-    at = open_page(PAGE, dataset=ws.save_dataset("fifth", part))
+def test_a_fifth_labelled_equals_the_library_and_the_cli(fifth_workspace, tmp_path, monkeypatch, capsys):
+    stored, fifth, part = fifth_workspace
+    use_workspace(monkeypatch, stored)
+    at = open_page(PAGE, dataset=fifth)
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     ref = ppi_estimates(part["ratings"], judges=[JUDGE])
@@ -64,10 +75,10 @@ def test_a_fifth_labelled_equals_the_library_and_the_cli(ws, samples, tmp_path):
     # The same numbers from the CLI, on the same rows written to a file.
     path = tmp_path / "fifth.csv"
     part["ratings"].to_csv(path, index=False)
-    out = subprocess.run([sys.executable, "-m", "evalcore.cli", "ppi", str(path), "--judge", JUDGE, "--json"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert out.returncode == 0, out.stderr
-    records = pd.DataFrame(json.loads(out.stdout))
+    # The CLI in this process (its process boundary is tested in tests/cli): the same command, its JSON output.
+    capsys.readouterr()
+    assert main(["ppi", str(path), "--judge", JUDGE, "--json"]) == 0
+    records = pd.DataFrame(json.loads(capsys.readouterr().out))
     cli = records[(records["method"] == "ppi++") & (records["judge"] == JUDGE)]
     np.testing.assert_allclose(cli["estimate"].to_numpy(float), tuned["estimate"].to_numpy(float), atol=1e-12)
     np.testing.assert_allclose(cli["ci_low"].to_numpy(float), tuned["ci_low"].to_numpy(float), atol=1e-12)
@@ -91,9 +102,11 @@ def test_a_fifth_labelled_equals_the_library_and_the_cli(ws, samples, tmp_path):
     assert len(traces["PPI++"]["customdata"]) == len(traces["BWRS (Gao et al.)"]["customdata"])
 
 
-def test_fully_labelled_draws_the_what_if_curve_and_switching_dataset_keeps_the_page(ws, samples):
+def test_fully_labelled_draws_the_what_if_curve_and_switching_dataset_keeps_the_page(fifth_workspace, samples, tmp_path,
+                                                                                       monkeypatch):
+    path, part, _ = fifth_workspace
+    ws = use_workspace(monkeypatch, path, copy_to=tmp_path / "ws.duckdb")  # the full sample goes into a copy
     full = ws.save_dataset("sample", samples)
-    part = ws.save_dataset("fifth", {kind: _fifth(f) for kind, f in samples.items()})
     at = open_page(PAGE, dataset=full)
     assert not at.exception, [e.value for e in at.exception]
     assert any("Every item here has human labels" in s.value for s in at.success)

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.pairwise import winrate
 from evalcore.pairwise.dawid_skene import dawid_skene
-from tests.app.apptest import WIN_RATES as PAGE, open_page
+from tests.app.apptest import WIN_RATES as PAGE, open_page, store_sample, use_workspace
 from tests.helpers import DATASETS, ROOT
 
 JSON_FIELDS = {"system_a", "system_b", "method", "prior", "p_mean", "p_mode", "ci_low", "ci_high", "k_observed",
@@ -24,11 +24,25 @@ def _page(dataset: str | None = None, *, pair: str | None = None) -> AppTest:
     return open_page(PAGE, dataset=dataset, **({"wr_pair": pair} if pair else {}))
 
 
-def test_opens_on_the_pair_where_calibration_matters_most(ws):
+@pytest.fixture(scope="module")
+def sample_workspace(tmp_path_factory):
+    """A workspace holding the sample, stored once for the module as its button stores it."""
+    path = tmp_path_factory.mktemp("winrate") / "ws.duckdb"
+    store_sample(path)
+    return path
+
+
+@pytest.fixture
+def sample(sample_workspace, monkeypatch):
+    """The sample, in the workspace that the tests of the sample share: the page's opening pair and the fits
+    one test made answer the next from the app's caches (the test that counts the fits loads its own)."""
+    return use_workspace(monkeypatch, sample_workspace)
+
+
+def test_opens_on_the_pair_where_calibration_matters_most(sample):
     from evalcore.data.ingest import load_samples
     from evalcore.pairwise.winrate import estimate_all
 
-    _load_sample()
     at = _page()
     assert not at.exception, [e.value for e in at.exception]
     results = estimate_all(load_samples()["comparisons"].frame, method="bwrs", prior="ratio:0.3", seed=0)
@@ -49,10 +63,6 @@ def test_opens_on_the_pair_where_calibration_matters_most(ws):
 
 def _metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
-
-
-def _load_sample() -> None:
-    open_page().button(key="load_sample").click().run()
 
 
 def test_page_without_data_says_what_to_do(ws):
@@ -92,7 +102,7 @@ def test_sample_slider_moves_refit_only_what_is_not_cached(ws, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(winrate, "dawid_skene", counting)
-    _load_sample()
+    store_sample(ws.path)  # as the sample's button stores it (the button itself: tests/app/test_app.py)
     at = _page(pair="cirrus-70b vs atlas-7b")
     assert not at.exception, [e.value for e in at.exception]
     m = _metrics(at)
@@ -117,8 +127,7 @@ def test_sample_slider_moves_refit_only_what_is_not_cached(ws, monkeypatch):
     assert _metrics(at)["BWRS p"] == "n/a"
 
 
-def test_sample_prior_settings(ws):
-    _load_sample()
+def test_sample_prior_settings(sample):
     at = _page(pair="cirrus-70b vs atlas-7b")
     at.radio(key="wr_prior_kind").set_value("ood").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -133,12 +142,11 @@ def test_sample_prior_settings(ws):
     assert _metrics(at)["Raw judge win rate k"] == "0.231"
 
 
-def test_sample_all_pairs_and_error_curve(ws, monkeypatch):
+def test_sample_all_pairs_and_error_curve(sample, monkeypatch):
     # The error curve at one ratio instead of ten: the page's flow is under test here, the curve's numbers in
     # the library's tests (each ratio is a Dawid-Skene fit per pair and subset).
     real = winrate.error_curve
     monkeypatch.setattr(winrate, "error_curve", lambda pairs, **kw: real(pairs, **{**kw, "ratios": (1.0,)}))
-    _load_sample()
     at = _page(pair="cirrus-70b vs atlas-7b")
     at.session_state["wr_tab"] = "All pairs"
     at.run()

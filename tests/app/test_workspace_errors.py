@@ -160,8 +160,10 @@ def test_a_read_only_workspace_still_opens_its_datasets(read_only_sample):
     assert home.header[0].value == "Sample"
     notes = " ".join(_plain(home.sidebar.warning))
     assert "read-only" in notes and "EVALCORE_WORKSPACE" in notes
-    for page in ("app_pages/1_Agreement.py", "app_pages/5_Position_bias.py"):
-        at = _open(page, dataset=did)
+    # 200 resamples, not the pages' 1000: whether they open and draw is tested here, not their intervals.
+    for page, boot in (("app_pages/1_Agreement.py", {"ag_boot": "200"}), ("app_pages/5_Position_bias.py",
+                                                                          {"pb_boot": "200"})):
+        at = open_page(page, dataset=did, timeout=90, **boot)
         assert not at.exception, [e.value for e in at.exception]
         assert not at.error, [e.value for e in at.error]
         assert at.title and len(at.dataframe) + len(at.get("plotly_chart")) > 0, page

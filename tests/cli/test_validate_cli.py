@@ -136,7 +136,8 @@ def _pack(ext: str, data: bytes) -> bytes:
 
     import pyarrow as pa
 
-    return {"gz": lambda d: gzip.compress(d, mtime=0), "bz2": bz2.compress,
+    # The fastest levels: what is read back does not depend on the level.
+    return {"gz": lambda d: gzip.compress(d, compresslevel=1, mtime=0), "bz2": lambda d: bz2.compress(d, 1),
             "zst": lambda d: pa.Codec("zstd").compress(d, asbytes=True)}[ext](data)
 
 

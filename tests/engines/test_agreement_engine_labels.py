@@ -90,16 +90,31 @@ def _file(files, name):
     return files[name]
 
 
+@pytest.fixture(scope="module")
+def read_once(duck):
+    """Each file read in memory and on the engine, and its units both ways: the same for every grouping."""
+    from evalcore.engines.agreement import count_units_engine
+    from evalcore.engines.engine import read
+
+    cache: dict = {}
+
+    def get(path, name):
+        if name not in cache:
+            declared = FILES[name][1]
+            frame, table = load([str(path)], **declared).frame, read(duck, path)
+            cache[name] = frame, table, count_units(frame), count_units_engine(table, by=["criterion"], **declared)
+        return cache[name]
+    return get
+
+
 @pytest.mark.parametrize("name", list(FILES))
 @pytest.mark.parametrize("by", [["criterion"], []], ids=["criterion", "none"])
-def test_engine_reads_labels_as_in_memory(duck, files, name, by):
-    from evalcore.engines.agreement import agreement as engine_agreement, count_units_engine
-    from evalcore.engines.engine import read
+def test_engine_reads_labels_as_in_memory(files, read_once, name, by):
+    from evalcore.engines.agreement import agreement as engine_agreement
 
     path = _file(files, name)
     declared = FILES[name][1]
-    frame = load([str(path)], **declared).frame
-    table = read(duck, path)
+    frame, table, mem_units, eng_units = read_once(path, name)
     if name != "declared":
         assert table.score.type().is_string()  # the case this path is for: words in the engine
     mem = agreement(frame, by=by, n_boot=50, seed=2)
@@ -108,7 +123,6 @@ def test_engine_reads_labels_as_in_memory(duck, files, name, by):
     np.testing.assert_allclose(mem["estimate"].to_numpy(float), eng["estimate"].to_numpy(float), rtol=0, atol=TOL,
                                equal_nan=True)
     assert mem.attrs.get("notes") == eng.attrs.get("notes")
-    mem_units, eng_units = count_units(frame), count_units_engine(table, by=["criterion"], **declared)
     assert eng_units.category_labels == mem_units.category_labels
     assert eng_units.scales == mem_units.scales and eng_units.criterion_labels == mem_units.criterion_labels
     cm_mem, cm_eng = confusion_matrix(mem_units, by=["criterion"]), confusion_matrix(eng_units, by=["criterion"])

@@ -660,12 +660,15 @@ def test_three_samplers_give_the_same_posterior():
 def test_marginalised_ds_agrees_with_the_discrete_label_reference():
     """36 items, 3 judges, 9 labels: PyMC with Binary Gibbs-Metropolis labels vs the marginalised model.
 
-    The posterior sd of p is ~0.12 and the reference's ESS ~400, so its Monte Carlo error is ~0.006; over
-    reference seeds 0-2 the differences seen were <= 0.006 (mean), 0.016 (interval ends), 0.013 (q means).
+    The posterior sd of p is ~0.12 and the reference's ESS 300-370 (asserted > 250), so its Monte Carlo error is
+    ~0.007 and the 0.02 tolerance ~3 of it. The labels' Gibbs steps need no tuning and NUTS on p and q adapts
+    in 200 steps: with 200 tuning steps and 600 draws per chain (two thirds of the sampler's work at 400 and 800)
+    the ESS is as large as it was (seed 0: 368 now, 296 then). Over reference seeds 0-2 the differences seen were
+    <= 0.014 (mean), 0.027 (interval ends), 0.015 (q means).
     """
     pair, _ = simulated_pair(36, 0.6, Q0, Q1, seed=77)
     lab = label_mask(pair, 0.25, seed=0)
-    ref = dawid_skene_reference(pair, labelled=lab, chains=2, draws=800, tune=400, seed=0, cores=2)
+    ref = dawid_skene_reference(pair, labelled=lab, chains=2, draws=600, tune=200, seed=0, cores=2)
     ds = dawid_skene(pair, labelled=lab, chains=4, draws=2000, tune=1000, seed=0)
     print(f"reference p_mean {ref.p_mean:.4f} (ess {ref.ess:.0f}), marginalised {ds.p_mean:.4f} (ess {ds.ess:.0f})")
     assert ref.method == "ds_reference" and ref.n_human_labelled == ds.n_human_labelled == 9

@@ -16,6 +16,7 @@ from evalcore.pointwise.agreement.table import agreement
 from evalcore.pointwise.agreement.units import count_units
 from evalcore.pointwise.distributions import class_distribution, top_score_share
 from tests.helpers import DATASETS, ROOT
+from tests.unit.hanna import hanna_preset_frame
 
 TOL = 1e-9
 
@@ -345,10 +346,7 @@ def test_items_per_group_counts_distinct_item_group_pairs_in_any_unit_order():
 @pytest.mark.slow
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 def test_hanna_fleiss_kappa_per_criterion():
-    from evalcore.data.presets import read_preset
-
-    res = read_preset("hanna", [DATASETS / "hanna" / "hanna_metric_scores_llm.csv"])
-    ratings = res.frame
+    ratings = hanna_preset_frame()
     out = agreement(ratings, by=["criterion"], judges=[], n_boot=0)
     fk = out[out["measure"] == "fleiss_kappa"].set_index("criterion")
     # One unit per item when grouped by criterion: as many items as units.

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.data.ingest import load
 from evalcore.pointwise.agreement import passes as P, table as T
 from evalcore.pointwise.agreement.passes import NumpyPasses
 from evalcore.pointwise.agreement.units import count_units
-from tests.helpers import DATASETS, HANNA
+from tests.helpers import DATASETS
+from tests.unit.hanna import hanna_frame
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -30,7 +30,7 @@ def test_sums_and_gathers_equal_numpys_bit_for_bit(seed):
 @pytest.mark.slow  # real data: the full suite runs it, --fast does not
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 def test_hannas_table_is_the_same_with_either_passes(monkeypatch):
-    units = count_units(load(HANNA, preset="hanna").frame)
+    units = count_units(hanna_frame())
     out = {}
     for mode, threshold in (("compiled", 0), ("numpy", 10**12)):
         monkeypatch.setattr(P, "COMPILED_FROM", threshold)

@@ -17,7 +17,6 @@ import pytest
 from scipy.stats import kendalltau, spearmanr
 from threadpoolctl import threadpool_limits
 
-from evalcore.data.ingest import load
 from evalcore.labels import NO_MAJORITY, strict_majority
 from evalcore.pointwise.agreement import measures as M
 from evalcore.pointwise.agreement.groups import group_codes
@@ -26,7 +25,8 @@ from evalcore.pointwise.agreement.table import _cells
 from evalcore.pointwise.agreement.units import count_units
 from evalcore.stats.bootstrap import root_seed
 from evalcore.stats.numeric import safe_div
-from tests.helpers import DATASETS, HANNA
+from tests.helpers import DATASETS
+from tests.unit.hanna import hanna_frame
 
 _METRICS = ("nominal", "ordinal", "interval")
 #: Measures whose every sum is exact (whole or half numbers): bitwise equal to the dense path.
@@ -268,7 +268,7 @@ def test_judge_and_human_measures_equal_the_dense_products_on_simulations(seed):
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 @pytest.mark.parametrize("by", [["criterion"], []])
 def test_every_hanna_judge_equals_the_dense_products(by):
-    units = count_units(load(HANNA, preset="hanna").frame)
+    units = count_units(hanna_frame())
     gcodes, keys = group_codes(units, by)
     cells = _cells(units, gcodes, keys, nominal=False, n_boot=40, level=0.95, root=root_seed(5))
     with threadpool_limits(1, user_api="blas"):

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.data.ingest import load
 from evalcore.pointwise.agreement import measures as M, passes as P, table as T
 from evalcore.pointwise.agreement.passes import NumpyPasses
 from evalcore.pointwise.agreement.units import count_units
-from tests.helpers import DATASETS, HANNA
+from tests.helpers import DATASETS
+from tests.unit.hanna import hanna_frame
 
 
 def _both(monkeypatch, compute):
@@ -102,6 +102,6 @@ def test_the_table_is_the_same_with_either_passes_on_simulated_ratings(monkeypat
 @pytest.mark.slow  # real data: the full suite runs it, --fast does not
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 def test_hannas_table_with_200_resamples_is_the_same_with_either_passes(monkeypatch):
-    units = count_units(load(HANNA, preset="hanna").frame)
+    units = count_units(hanna_frame())
     compiled, numpy_ = _both(monkeypatch, lambda: T.agreement(units, by=["criterion"], n_boot=200, seed=0))
     pd.testing.assert_frame_equal(compiled, numpy_, check_exact=True)

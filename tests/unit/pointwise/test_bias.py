@@ -23,6 +23,7 @@ from evalcore.stats.numeric import codes
 from evalcore.stats.results import apply_fdr
 from evalcore.stats.kendall import tau_b, tau_merge
 from tests.helpers import DATASETS, ROOT
+from tests.unit.hanna import hanna_preset_frame
 
 TOL = 1e-9
 LEAD = ["section", "judge", "criterion"]
@@ -485,9 +486,7 @@ def test_user_errors_raise_data_error(sample):
 @pytest.mark.slow
 @pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not found: the HANNA check needs it")
 def test_hanna_runs():
-    from evalcore.data.presets import read_preset
-
-    ratings = read_preset("hanna", [DATASETS / "hanna" / "hanna_metric_scores_llm.csv"]).frame
+    ratings = hanna_preset_frame()
     out = anchoring(ratings, n_boot=200, seed=0)
     judges = sorted(ratings.loc[ratings["rater_kind"] == "judge", "rater"].unique())
     assert len(judges) == 20

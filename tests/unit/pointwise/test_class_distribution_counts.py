@@ -13,12 +13,13 @@ import pandas as pd
 import pytest
 
 from evalcore.columns import HUMANS_LABEL
-from evalcore.data.ingest import load, load_samples
+from evalcore.data.ingest import load_samples
 from evalcore.data.scales import NOMINAL
 from evalcore.pointwise.agreement.table import scale_by
 from evalcore.pointwise.agreement.units import count_units
 from evalcore.pointwise.distributions import CLASSES, agreement_class, class_distribution
 from tests.helpers import HANNA
+from tests.unit.hanna import hanna_frame
 from tests.unit.pointwise.test_agreement_nominal import _mixed
 
 
@@ -79,7 +80,7 @@ def test_the_sample():
 @pytest.mark.slow
 @pytest.mark.skipif(not HANNA.exists(), reason="../shared/datasets is absent: HANNA is needed")
 def test_hanna():
-    _same(count_units(load(HANNA, preset="hanna").frame), ([], ["criterion"]))
+    _same(count_units(hanna_frame()), ([], ["criterion"]))
 
 
 def test_a_nominal_criterion_beside_numbers():

@@ -10,7 +10,8 @@ from scipy.stats import kendalltau, spearmanr
 from evalcore.errors import DataError
 from evalcore.pointwise.leaderboard import LEADERBOARD_COLUMNS, judge_leaderboard
 from evalcore.pointwise.meta import meta_correlations
-from tests.helpers import HANNA, needs_datasets
+from tests.helpers import needs_datasets
+from tests.unit.hanna import hanna_frame
 
 # Truth t ~ N(0, 1); the humans' score t + N(0, SH^2); judge A = t + N(0, SA^2) (good), B = t + N(0, SB^2) (poor).
 SH, SA, SB = 0.6, 0.5, 1.5
@@ -143,9 +144,7 @@ def test_bad_options_raise_data_errors():
 @pytest.mark.slow
 @needs_datasets
 def test_hanna_leaderboard():
-    from evalcore.data.ingest import load
-
-    f = load(HANNA, preset="hanna").frame
+    f = hanna_frame()
     board = judge_leaderboard(f, n_boot=200, seed=0)
     assert len(board) == 6 * 2 * 20
     sub = f[f.criterion == "Coherence"]

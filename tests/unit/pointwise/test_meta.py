@@ -15,7 +15,8 @@ from evalcore.pointwise.meta import (
     meta_data,
 )
 from evalcore.stats.results import RESULT_COLUMNS
-from tests.helpers import HANNA, needs_datasets
+from tests.helpers import needs_datasets
+from tests.unit.hanna import hanna_frame
 
 SCIPY = {"kendall_tau": lambda x, y: kendalltau(x, y).statistic, "spearman_rho": lambda x, y: spearmanr(x, y).statistic,
          "pearson_r": lambda x, y: pearsonr(x, y).statistic}
@@ -206,9 +207,7 @@ def test_the_two_columns_are_recognised_and_input_id_is_not_a_segment():
 
 @pytest.fixture(scope="module")
 def hanna() -> pd.DataFrame:
-    from evalcore.data.ingest import load
-
-    return load(HANNA, preset="hanna").frame
+    return hanna_frame()
 
 
 @pytest.mark.slow

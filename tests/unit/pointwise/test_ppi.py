@@ -12,6 +12,7 @@ from evalcore.errors import DataError
 from evalcore.pointwise.ppi import (ppi_budget, ppi_estimates, ppi_items, ppi_label_check, ppi_plan, ppi_what_if)
 from evalcore.stats.ppi_table import ESTIMATE_COLUMNS
 from tests.helpers import HANNA, SAMPLE, needs_datasets
+from tests.unit.hanna import hanna_frame
 
 ppi_py = pytest.importorskip("ppi_py", reason="ppi-python (the test extra) is the reference implementation")
 from ppi_py.baselines import classical_mean_ci  # noqa: E402
@@ -24,7 +25,7 @@ def hanna_fifth():
     """HANNA with the humans' ratings kept on a seeded random fifth of the stories."""
     if not HANNA.exists():
         pytest.skip("../shared/datasets not found: this test reads the real public data")
-    ratings = evalcore.read(HANNA)
+    ratings = hanna_frame()
     items = ratings["item_id"].unique()
     keep = set(np.random.default_rng(27).choice(items, len(items) // 5, replace=False))
     return ratings[(ratings["rater_kind"] == "judge") | ratings["item_id"].isin(keep)].reset_index(drop=True)

@@ -20,7 +20,8 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from evalcore.data.ingest import load
 from evalcore.errors import DataError
 from evalcore.pointwise.rater_pairs import MEASURES, NO_INTERVAL_NOTE, PAIR_COLUMNS, rater_pair_matrix
-from tests.helpers import HANNA, SAMPLE, needs_datasets
+from tests.helpers import SAMPLE, needs_datasets
+from tests.unit.hanna import hanna_frame
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def sample() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def hanna() -> pd.DataFrame:
-    return load(HANNA, preset="hanna").frame
+    return hanna_frame()
 
 
 def _first(df: pd.DataFrame) -> pd.DataFrame:
@@ -64,11 +65,16 @@ def _check_pairs(df: pd.DataFrame, res: pd.DataFrame, by: list[str]) -> dict[str
     kinds = d.drop_duplicates("rater").set_index("rater")["rater_kind"]
     est = res.set_index(["criterion", *by, "rater_a", "rater_b", "kind", "n", "measure"])["estimate"].unstack(
         "measure").reset_index()
+    # Each group's units x raters as one array, split once (a lookup per pair took half of the time).
+    groups = {k if isinstance(k, tuple) else (k,): g.to_numpy(float)
+              for k, g in wide.groupby(level=["criterion", *by], sort=False)}
+    column = {rater: j for j, rater in enumerate(wide.columns)}
     checked = {"exact_grid": 0, "value_weights": 0, "pairs": 0}
     for r in est.itertuples(index=False):
-        sub = wide.xs(tuple(getattr(r, c) for c in ["criterion", *by]), level=["criterion", *by])
-        both = sub[[r.rater_a, r.rater_b]].dropna()
-        a, b = both[r.rater_a].to_numpy(float), both[r.rater_b].to_numpy(float)
+        sub = groups[tuple(getattr(r, c) for c in ["criterion", *by])]
+        a, b = sub[:, column[r.rater_a]], sub[:, column[r.rater_b]]
+        both = ~np.isnan(a) & ~np.isnan(b)  # the units both rated
+        a, b = a[both], b[both]
         assert r.n == len(a) >= 1
         assert r.kind == ("judge-human" if kinds[r.rater_a] == "judge" else "human-human")
         assert kinds[r.rater_b] == "human"

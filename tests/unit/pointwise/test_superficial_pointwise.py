@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
-from evalcore.data.ingest import load
 from evalcore.errors import DataError
 from evalcore.pointwise import superficial as ps
 from tests.helpers import HANNA, needs_datasets
+from tests.unit.hanna import hanna_frame
 
 
 def _ratings(n: int, leak: float, seed: int) -> pd.DataFrame:
@@ -75,7 +75,7 @@ def test_q_from_another_rater_and_errors():
 @pytest.mark.slow
 @needs_datasets
 def test_hanna_text_length_end_to_end():
-    frame = load(HANNA, preset="hanna").frame
+    frame = hanna_frame()
     raw = pd.read_csv(HANNA)
     col = next(c for c in raw.columns if c.startswith("Text length"))
     gpt2 = raw[raw["Model"] == "GPT-2"].iloc[0]

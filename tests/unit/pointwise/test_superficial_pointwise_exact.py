@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.data.ingest import read
 from evalcore.pairwise.superficial import cv_records
 from evalcore.pointwise import superficial as ps
 from evalcore.stats.bootstrap import cell_rng, item_weights, percentile_interval, root_seed
 from evalcore.stats.kendall import tau_b
 from evalcore.stats.spearman import spearman_rho
-from tests.helpers import HANNA, needs_datasets
+from tests.helpers import needs_datasets
+from tests.unit.hanna import hanna_frame
 
 ALPHAS = np.round(np.arange(21) * 0.05, 10)
 
@@ -183,7 +183,7 @@ def test_rank_stats_equal_tau_b_and_spearman_rho_for_any_weights():
 @needs_datasets
 @pytest.mark.parametrize("judge", ["ChatGPT/prompt1", "OrcaPlatypus/prompt1"])
 def test_hanna_curve_equals_the_general_path(judge):
-    frame = read(HANNA, preset="hanna")
+    frame = hanna_frame()
     data = ps.pointwise_data(frame, judge=judge, q="text_length")
     assert len(data.keys) == 6 and len(data.p) == 6 * 1056
     _same(ps.correlation_table(data, n_boot=200, seed=0), _old_table(data, n_boot=200, seed=0))

@@ -18,7 +18,8 @@ from evalcore.errors import DataError
 from evalcore.pointwise.agreement.filter import filter_units
 from evalcore.pointwise.agreement.table import agreement
 from evalcore.pointwise.agreement.units import count_units
-from tests.helpers import HANNA, SAMPLE, needs_datasets, row
+from tests.helpers import SAMPLE, needs_datasets, row
+from tests.unit.hanna import hanna_frame
 
 METRICS = ("nominal", "ordinal", "interval")
 
@@ -30,7 +31,7 @@ def sample() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def hanna() -> pd.DataFrame:
-    return load(HANNA, preset="hanna").frame
+    return hanna_frame()
 
 
 def _humans(df: pd.DataFrame) -> pd.DataFrame:

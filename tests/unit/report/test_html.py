@@ -15,7 +15,8 @@ from plotly.offline import get_plotlyjs
 from evalcore.data.ingest import Ingested, load
 from evalcore.data.validation import validate
 from evalcore.report.html import build_report, cell, figure_html, render, table_html
-from tests.helpers import HANNA, SAMPLE, SAMPLE_PAIRS, needs_datasets
+from tests.helpers import SAMPLE, SAMPLE_PAIRS, needs_datasets
+from tests.unit.hanna import hanna
 
 BOOT = 200
 HOSTILE = "<script>alert(1)</script>"
@@ -135,7 +136,7 @@ def test_table_cells_are_escaped():
 @pytest.mark.slow
 @needs_datasets
 def test_hanna_report():
-    rep = build_report(load(HANNA, preset="hanna"), n_boot=30, seed=0)
+    rep = build_report(hanna(), n_boot=30, seed=0)
     _offline(rep.html)
     assert len(rep.card.cards) == 20 and len(rep.html.encode()) < 10e6
     for c in rep.card.cards:  # HANNA has no language: the agreement sentence names the criteria
