@@ -72,9 +72,14 @@ def factorize(s: pd.Series) -> tuple[np.ndarray, pd.Index]:
     key = (arr, "codes", id(arr))
     hit = memo_get(key)
     if hit is None:
-        hit = factorize_runs(s, arr) or pd.factorize(s)
+        hit = _factorize_now(s, arr)
         memo_put(key, hit)
     return hit  # type: ignore[return-value]
+
+
+def _factorize_now(s: pd.Series, data) -> tuple[np.ndarray, pd.Index]:
+    """What :func:`factorize` and :func:`prefactorize` compute for a column not yet in the memo."""
+    return factorize_runs(s, data) or pd.factorize(s)
 
 
 def prefactorize(columns: Sequence[pd.Series]) -> None:
@@ -98,7 +103,7 @@ def prefactorize(columns: Sequence[pd.Series]) -> None:
     if len(todo) < 2:
         return
     with ThreadPoolExecutor(min(workers, len(todo))) as pool:
-        done = pool.map(lambda job: factorize_runs(*job) or pd.factorize(job[0]), todo.values())
+        done = pool.map(lambda job: _factorize_now(*job), todo.values())
         for (_, arr), hit in zip(todo.values(), done):
             memo_put((arr, "codes", id(arr)), hit)  # here, in the block's own context: threads have their own
 
