@@ -51,7 +51,10 @@ def _humans_per_unit(frame: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.nda
     if mask.any():
         group = group[mask]
         pairs = distinct_pairs(group, int(group.max()) + 1, rc[mask], len(ru))  # distinct (unit, rater)
-        out = np.unique(pairs // len(ru), return_counts=True)
+        # np.unique(units, return_counts=True) without its sort: the unit numbers are dense (see _unit_codes)
+        per_unit = np.bincount(pairs // len(ru))
+        units = np.flatnonzero(per_unit)
+        out = (units, per_unit[units])
     memo_put(key, (out,))  # in a tuple: None is an answer too
     return out
 
