@@ -108,9 +108,12 @@ def agreement_section(table, units, opts: ui.AuditOptions, opening: str | None) 
                           format_func=lambda j: "Humans among themselves" if j == display.HUMANS else f"{j} vs humans")
     judge = None if source == display.HUMANS else source
     measures = agreement.measure_options(table, HUMAN_MEASURES if judge is None else JUDGE_MEASURES, judge=judge)
-    measure = s2.selectbox("Measure", ui.choice(f"ag_measure_{judge is None}", measures),
+    fractional = judge in fractional_judges(units)
+    # A judge with non-integer scores opens on a rank measure: the note below says why exact matches mislead.
+    measure = s2.selectbox("Measure", ui.choice(f"ag_measure_{judge is None}", measures,
+                                                default="kendall_tau" if fractional else None),
                            key=f"ag_measure_{judge is None}", format_func=plots.measure_title)
-    if judge in fractional_judges(units):
+    if fractional:
         st.info(f"{md(judge)} gives non-integer scores (e.g. averages of several samples) while humans use whole "
                 "numbers, so its scores rarely equal the human majority: percent agreement, Cohen's kappa and F1 "
                 "are low by construction. Read Kendall's tau, Spearman's rho and the interval alpha instead.",

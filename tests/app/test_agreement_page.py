@@ -47,6 +47,7 @@ def test_page_on_sample_data(ws):
     at = open_page(PAGE)
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="ag_by").value == ["language", "criterion"]
+    assert at.selectbox(key="ag_measure_False").value == "percent_agreement"  # integer scores: the first measure
     # The flagged cells are the designed ones: non-Latin and lower-resource languages.
     (warning,) = [w.value for w in at.warning]
     assert "Bengali" in warning and "Hindi" in warning and "English" not in warning
@@ -131,6 +132,17 @@ def test_page_on_hanna(hanna):
     assert at.selectbox(key="ag_source").value == closest
     verdict = at.info[0].value
     assert verdict.startswith(f"**{closest}**") and "pairwise agreement gap" in verdict and "flagged in" in verdict
+    # That judge's scores are fractional: the page opens on a rank measure, as its note advises, and keeps the
+    # analyst's own choice when the judge changes.
+    from evalcore.pointwise.agreement.units import count_units, fractional_judges
+
+    assert closest in fractional_judges(count_units(frame))
+    assert at.selectbox(key="ag_measure_False").value == "kendall_tau"
+    assert any("Read Kendall's tau" in i.value for i in at.info)
+    at.selectbox(key="ag_measure_False").set_value("cohen_kappa_quadratic").run()
+    other = sorted(j for j in mean.index if j != closest)[0]
+    at.selectbox(key="ag_source").set_value(other).run()
+    assert at.selectbox(key="ag_measure_False").value == "cohen_kappa_quadratic"
 
 
 
