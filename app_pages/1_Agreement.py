@@ -17,8 +17,8 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`scales_section`: which measures apply to nominal criteria, :func:`evalcore.pointwise.agreement.table.scale_notes`.
 - :func:`class_distribution_section`: :func:`evalcore.pointwise.distributions.class_distribution`
   (``ui.CLASS_DISTRIBUTION``), drawn by :func:`evalcore.report.plots.class_distribution_figure`.
-- :func:`confusion_section`: :func:`evalcore.pointwise.confusion.confusion_matrix` of the judge against the humans'
-  majority label, drawn by :func:`evalcore.report.plots.confusion_heatmap`, for nominal criteria and those with
+- :func:`confusion_section`: :func:`evalcore.pointwise.confusion.confusion_matrix` (``ui.CONFUSION``) of the
+  judge against the humans' majority label, drawn by :func:`evalcore.report.plots.confusion_heatmap`, for nominal criteria and those with
   few categories (:func:`evalcore.report.views.agreement.confusion_criteria`).
 - :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter.filter_units` (``ui.unit_filter``).
 - :func:`evalcore.ui.agreement_tabs.leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
@@ -40,7 +40,6 @@ from evalcore.columns import segment_columns
 from evalcore.pointwise.agreement.measures import HUMAN_MEASURES, JUDGE_MEASURES
 from evalcore.pointwise.agreement.table import scale_by, scale_notes
 from evalcore.pointwise.agreement.units import fractional_judges
-from evalcore.pointwise.confusion import confusion_matrix
 from evalcore.report import display, guide, plots
 from evalcore.report.views import agreement, common
 from evalcore.text import md
@@ -188,7 +187,7 @@ def confusion_section(units, opts: ui.AuditOptions, judge: str | None) -> None:
         return
     st.subheader("Which label does the judge give where the humans agree on one?")
     by = tuple(opts.by) if "criterion" in opts.by else (*opts.by, "criterion")  # one criterion's labels at a time
-    cm = confusion_matrix(units, judges=[shown_judge], by=by)
+    cm = ui.CONFUSION.result(judge=shown_judge, by=by)
     cols = st.columns(len(by))
     group = {"criterion": cols[0].selectbox("Criterion", ui.choice("cm_crit", crits), key="cm_crit")}
     for col, extra in zip(cols[1:], [c for c in by if c != "criterion"]):

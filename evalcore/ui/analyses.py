@@ -260,6 +260,17 @@ CLASS_DISTRIBUTION = Analysis("class_distribution", 1, lambda *, by: {"by": list
                               stored=False)
 
 
+def _confusion(data: Dataset, p: dict, progress: Progress) -> pd.DataFrame:
+    """:func:`evalcore.pointwise.confusion.confusion_matrix` of one judge on the dataset's units."""
+    from ..pointwise.confusion import confusion_matrix
+
+    return confusion_matrix(cache.units(data), judges=[p["judge"]], by=tuple(p["by"]))
+
+
+CONFUSION = Analysis("confusion_matrix", 1, lambda *, judge, by: {"judge": judge, "by": list(by)}, _confusion,
+                     stored=False)
+
+
 # --------------------------------------------------------------------------- bias
 
 
@@ -693,7 +704,7 @@ SYSTEMS = Analysis("systems_leaderboard", 1, _systems_params, _systems,
 
 
 #: Every declared analysis, by name.
-ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
+ANALYSES = {a.name: a for a in (AGREEMENT, CLASS_DISTRIBUTION, CONFUSION, BIAS, SCORE_FREQUENCIES, PERPLEXITY_BY_SCORE,
                                 CRITERION_CORRELATIONS, CONDITIONAL_DISTRIBUTION, WINRATE, WINRATE_ALL, WINRATE_CURVE,
                                 SUPERFICIAL_CURVE, LENGTH_CONTROLLED, POSITION,
                                 CALIBRATIONS, META, SYSTEM_MEANS, LEADERBOARD, RATER_PAIRS, REPORT, ALT_TEST, PPI, PPI_CHECK, PPI_BUDGET,

@@ -117,3 +117,27 @@ def test_points_first_shows_estimates_then_the_same_intervals_the_library_gives(
     got = at.session_state["table"]
     cols = ["language", "judge", "measure", "estimate", "ci_low", "ci_high", "q_value", "flagged"]
     pd.testing.assert_frame_equal(got[cols].reset_index(drop=True), expected[cols].reset_index(drop=True))
+
+
+def _confusion_script() -> None:
+    import streamlit as st
+
+    from evalcore import ui
+
+    st.text(f"before {ui.CONFUSION.ready(judge='gpt-4/single-call', by=('criterion',))}")
+    cm = ui.CONFUSION.result(judge="gpt-4/single-call", by=("criterion",))
+    st.text(f"after {ui.CONFUSION.ready(judge='gpt-4/single-call', by=('criterion',))} "
+            f"other judge {ui.CONFUSION.ready(judge='gpt-4/per-criterion', by=('criterion',))}")
+    st.session_state["cm"] = cm
+
+
+def test_the_confusion_matrix_is_computed_once_per_judge_and_grouping(ws):
+    """The Agreement page's confusion matrix comes from memory on a rerun (a plot table: not stored), and is the
+    library's own."""
+    from evalcore.pointwise.confusion import confusion_matrix
+
+    at, ratings, did = _run_on_sample(ws, _confusion_script, timeout=120)
+    assert [t.value for t in at.text] == ["before False", "after True other judge False"]
+    pd.testing.assert_frame_equal(at.session_state["cm"],
+                                  confusion_matrix(ratings, judges=["gpt-4/single-call"], by=("criterion",)))
+    assert ws.result_keys(did) == []
