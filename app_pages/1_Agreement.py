@@ -18,8 +18,8 @@ Each section, and the evalcore function that computes what it shows:
 - :func:`class_distribution_section`: :func:`evalcore.pointwise.distributions.class_distribution`
   (``ui.CLASS_DISTRIBUTION``), drawn by :func:`evalcore.report.plots.class_distribution_figure`.
 - :func:`confusion_section`: :func:`evalcore.pointwise.confusion.confusion_matrix` (``ui.CONFUSION``) of the
-  judge against the humans' majority label, drawn by :func:`evalcore.report.plots.confusion_heatmap`, for nominal criteria and those with
-  few categories (:func:`evalcore.report.views.agreement.confusion_criteria`).
+  judge against the humans' majority label, drawn by :func:`evalcore.report.plots.confusion_heatmap`, for
+  nominal criteria and those with few categories (:func:`evalcore.report.views.agreement.confusion_criteria`).
 - :func:`unit_filter`: the units kept, :func:`evalcore.pointwise.agreement.filter.filter_units` (``ui.unit_filter``).
 - :func:`evalcore.ui.agreement_tabs.leaderboard_tab`: :func:`evalcore.pointwise.leaderboard.judge_leaderboard` (``ui.LEADERBOARD``), drawn
   by :func:`evalcore.report.plots.leaderboard_figure`.

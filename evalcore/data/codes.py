@@ -15,12 +15,14 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
 
 _MEMO: ContextVar[dict | None] = ContextVar("evalcore_schema_codes", default=None)
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @contextmanager
@@ -92,8 +94,7 @@ def prefactorize(columns: Sequence[pd.Series]) -> None:
     Give the longest column to hash first (the item ids): it starts at once and the short ones fill the other
     threads.
     """
-    workers = min(4, os.cpu_count() or 1)
-    if _MEMO.get() is None or workers < 2:
+    if _MEMO.get() is None or _workers(2) < 2:
         return
     todo = {}
     for s in columns:
@@ -102,10 +103,27 @@ def prefactorize(columns: Sequence[pd.Series]) -> None:
             todo[id(arr)] = (s, arr)
     if len(todo) < 2:
         return
-    with ThreadPoolExecutor(min(workers, len(todo))) as pool:
-        done = pool.map(lambda job: _factorize_now(*job), todo.values())
-        for (_, arr), hit in zip(todo.values(), done):
-            memo_put((arr, "codes", id(arr)), hit)  # here, in the block's own context: threads have their own
+    done = on_threads(lambda job: _factorize_now(*job), list(todo.values()))
+    for (_, arr), hit in zip(todo.values(), done):
+        memo_put((arr, "codes", id(arr)), hit)  # here, in the block's own context: threads have their own
+
+
+def _workers(jobs: int) -> int:
+    """Threads for ``jobs`` jobs: one per core, at most 4."""
+    return min(4, os.cpu_count() or 1, jobs)
+
+
+def on_threads(fn: Callable[[T], R], jobs: Sequence[T]) -> list[R]:
+    """``[fn(job) for job in jobs]``, on a thread per core (at most 4) where there are two or more of each.
+
+    For work that releases the GIL (Arrow's hashing and ``take``, numpy's gathers): the columns of a big file
+    side by side. One job, or one core, runs here as a plain loop.
+    """
+    workers = _workers(len(jobs))
+    if workers < 2:
+        return [fn(job) for job in jobs]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, jobs))
 
 
 def factorize_runs(s: pd.Series, data) -> tuple[np.ndarray, pd.Index] | None:
