@@ -186,6 +186,11 @@ def confusion_section(units, opts: ui.AuditOptions, judge: str | None) -> None:
     if shown_judge is None or not crits:
         return
     st.subheader("Which label does the judge give where the humans agree on one?")
+    if shown_judge in fractional_judges(units):  # its averages are not labels: a matrix of near-empty rows
+        st.caption(f"Not drawn for {md(shown_judge)}: its scores are not whole numbers, so they are not labels to "
+                   "set against the humans' majority label. Its rank agreement with the humans is above "
+                   "(Kendall's tau, Spearman's rho).")
+        return
     by = tuple(opts.by) if "criterion" in opts.by else (*opts.by, "criterion")  # one criterion's labels at a time
     cm = ui.CONFUSION.result(judge=shown_judge, by=by)
     cols = st.columns(len(by))

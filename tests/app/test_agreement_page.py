@@ -139,6 +139,10 @@ def test_page_on_hanna(hanna):
     assert closest in fractional_judges(count_units(frame))
     assert at.selectbox(key="ag_measure_False").value == "kendall_tau"
     assert any("Read Kendall's tau" in i.value for i in at.info)
+    # Its averages are not labels: no confusion matrix of them (its rows were fractional values the humans never
+    # gave), and the page says why.
+    assert not [s for s in at.selectbox if s.key == "cm_crit"]
+    assert any(c.value.startswith(f"Not drawn for {closest}") for c in at.caption)
     at.selectbox(key="ag_measure_False").set_value("cohen_kappa_quadratic").run()
     other = sorted(j for j in mean.index if j != closest)[0]
     at.selectbox(key="ag_source").set_value(other).run()
