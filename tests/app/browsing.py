@@ -5,7 +5,8 @@ cannot download its own browser here. Screenshots go to ``tests/_artifacts/scree
 at.
 
 Waiting is on the page's own state, not on fixed sleeps: :func:`settle` waits until the script has finished a
-run (counted by a MutationObserver on Streamlit's ``data-test-script-state``), no result is still shown as
+run (counted by a MutationObserver on Streamlit's ``data-test-script-state``, or, where the app drew a whole run as
+one frame, seen in the server's messages), no result is still shown as
 point estimates first, every element and figure is drawn, and all this has held for 250 ms.
 
 Chromium draws every frame in software here, so a tab is only as tall as a laptop's screen (Playwright scrolls to
@@ -50,7 +51,21 @@ STILL = """document.addEventListener('DOMContentLoaded', () => {
   style.textContent = '[data-testid="stSkeleton"], [data-testid="stSkeleton"] *, [data-testid="stSpinnerIcon"]'
     + ' { animation: none !important; }';
   document.head.appendChild(style);
-});"""
+});
+// Counts the messages the server sends this document (see settle): a run whose start and end the app drew in
+// one frame would leave no trace in the page's state attribute.
+window.__evalcoreMessages = 0;
+window.__evalcoreLastMessage = 0;
+const NativeSocket = window.WebSocket;
+window.WebSocket = class extends NativeSocket {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener('message', () => {
+      window.__evalcoreMessages++;
+      window.__evalcoreLastMessage = performance.now();
+    });
+  }
+};"""
 
 #: Fewer resamples, for a link to a page where only the drawing is under test (these controls are in the URL;
 #: the last four are sliders whose fewest is 200, Alt-Test's above 0, which would skip its interval).
@@ -152,7 +167,8 @@ class Server:
         return f"{self.url}/{path}" + (f"?{urlencode(params)}" if params else "")
 
 
-#: Installs (once per document) a counter of the script runs that have finished, and returns it.
+#: Installs (once per document) a counter of the script runs that have finished, and returns it with the count
+#: of the server's messages so far (:data:`STILL` counts them).
 _RUNS = """() => {
   if (window.__evalcoreRuns === undefined) {
     window.__evalcoreRuns = 0;
@@ -161,12 +177,15 @@ _RUNS = """() => {
       if (r.oldValue === 'running') window.__evalcoreRuns++;
     })).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
   }
-  return window.__evalcoreRuns;
+  return [window.__evalcoreRuns, window.__evalcoreMessages];
 }"""
 
-#: Whether the page is idle: not running, a run finished since ``since`` (-1: any), nothing pending, every element
-#: drawn (no skeleton of an element whose code is still loading, every figure's SVG there);
-#: and it has stayed so for 250 ms (a run that calls ``st.rerun`` leaves the page idle for a moment in between).
+#: Whether the page is idle: not running; (``since``: ``[runs, messages]`` from :func:`runs` before an action, or -1
+#: for any) a run finished since, or the server has sent messages since and none for 250 ms (a run the app drew as
+#: one frame never shows "running": the suspected cause of one wait in vain for a run, with three workers on two
+#: cores); nothing pending; every element drawn (no
+#: skeleton of an element whose code is still loading, every figure's SVG there); and it has stayed so for 250 ms
+#: (a run that calls ``st.rerun`` leaves the page idle for a moment in between).
 _SETTLED = """([since, note]) => {
   const app = document.querySelector('[data-testid="stApp"]');
   const main = document.querySelector('[data-testid="stMain"]');
@@ -174,8 +193,9 @@ _SETTLED = """([since, note]) => {
   // innerText of the whole page did on every poll)
   const pending = main && [...main.querySelectorAll('[data-testid="stAlert"]')]
     .some(a => a.textContent.includes(note) && a.checkVisibility());
-  const idle = app && app.getAttribute('data-test-script-state') === 'notRunning'
-    && (since < 0 || window.__evalcoreRuns > since) && !pending
+  const answered = since === -1 || window.__evalcoreRuns > since[0]
+    || (window.__evalcoreMessages > since[1] && performance.now() - window.__evalcoreLastMessage >= 250);
+  const idle = app && app.getAttribute('data-test-script-state') === 'notRunning' && answered && !pending
     && !document.querySelector('[data-testid="stSkeleton"]')
     && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'));
   if (!idle) { window.__evalcoreIdle = null; return false; }
@@ -184,14 +204,15 @@ _SETTLED = """([since, note]) => {
 }"""
 
 
-def runs(page) -> int:
-    """How many script runs this page has finished since it was loaded (starts counting on the first call)."""
+def runs(page) -> list[int]:
+    """How many script runs this page has finished (counted from the first call on) and how many messages the
+    server has sent it, since it was loaded."""
     return page.evaluate(_RUNS)
 
 
-def settle(page, *, since: int = -1, timeout: float = 90_000) -> None:
-    """Wait until the page is idle: its script not running, (``since``: a :func:`runs` count taken before an
-    action) a run finished after the action, no result shown as point estimates first, every figure drawn.
+def settle(page, *, since: list[int] | int = -1, timeout: float = 90_000) -> None:
+    """Wait until the page is idle: its script not running, (``since``: what :func:`runs` said before an action) a
+    run finished after the action, no result shown as point estimates first, every figure drawn.
 
     Right after a page load no ``since`` is needed: the state reads "initial" until the first run has started.
     """
@@ -221,7 +242,13 @@ def act(page, action: Callable[[], object], *, timeout: float = 90_000) -> None:
     nothing (the home page's tabs, a widget set to ``on_change="ignore"``): it would wait in vain."""
     before = runs(page)
     action()
-    settle(page, since=before, timeout=timeout)
+    try:
+        settle(page, since=before, timeout=timeout)
+    except Exception as exc:  # what the page was doing, for a failure that a loaded machine made
+        state = page.evaluate("""() => [document.querySelector('[data-testid="stApp"]')
+          ?.getAttribute('data-test-script-state'), window.__evalcoreRuns, window.__evalcoreMessages]""")
+        raise AssertionError(f"no finished run after the action: before it (runs, messages) = {before}, now "
+                             f"(state, runs, messages) = {state}") from exc
 
 
 def exceptions(page) -> list[str]:
