@@ -3,7 +3,9 @@
 Most tests share one server (``app`` in ``conftest.py``), as people share a real one, and its cached results.
 Every page is opened once per scenario and seen at both screen sizes (the window resized, as a user does); pages
 that only need to draw are opened through a link with fewer resamples (``?ag_boot=50``), where the numbers
-themselves are not under test. A test of one page opens that page from a link. Each test fails on any element
+themselves are not under test. A test of one page opens that page from a link. A check on a page that a
+screen-fit test has open (a figure's download, the calibration view, a switch of dataset) is made there: drawing a
+page costs Chromium about two CPU-seconds, the largest share of these tests' time. Each test fails on any element
 with ``data-testid="stException"``.
 
 One test has a server of its own: it uploads files through the browser, restarts the server on the same
@@ -128,7 +130,9 @@ def test_every_page_on_the_sample_fits_the_screen(app, browser):
     """The sample loaded by its button, then every page through the sidebar's navigation at two common screen
     sizes (the window resized on each page: :func:`_both_sizes`): no exception, the shared sidebar and the
     address bar keep the tab's dataset, no text overflows its box, every figure has a title and a labelled x
-    axis (heatmaps label theirs with categories)."""
+    axis (heatmaps label theirs with categories). On the pages open along the way: a figure of the Agreement page
+    saved from its camera button in each format, and the Position bias page's calibration of the sample's judge
+    with probabilities."""
     server, _ = app
     width, height = SIZES[0]
     page = open_with_sample(browser, server, width=width, height=height)
@@ -144,18 +148,26 @@ def test_every_page_on_the_sample_fits_the_screen(app, browser):
             assert sidebar(page).get_by_text("Current dataset").is_visible(), title
             assert dataset_in_url(page) == sample, page.url
             _fits(page, f"{width}x{height} {title}", problems, f"fit_sample_{width}x{height}_{path or 'home'}.png")
+        if title == "Agreement":  # on the page open, as a user saves a figure
+            _figures_download_as_chosen(page)
+        if title == "Position bias":  # the sample's judge with probabilities: the calibration table and map
+            assert page.get_by_text("Calibration: before and after").count() == 1
+            assert page.get_by_text(re.compile(r"gpt-4/pairwise.*gives the same verdict")).count() == 1
+            shoot(page, "page_Position_bias_sample.png")
     assert not problems, problems
     page.close()
 
 
 def test_every_page_on_real_data_fits_the_screen(app, browser):
     """The same on HANNA with LLMBar's rating files (real names, 20 judges, fractional scores): every page
-    opened from a link, with fewer resamples, and seen at both sizes; and the Agreement page's meta-evaluation
+    opened from a link, with fewer resamples, and seen at both sizes; the Agreement page's meta-evaluation
     tabs at the larger size, as a reviewer opens them one by one (the leaderboard's top label was cut off, the
-    rater pairs' title ran into its labels)."""
+    rater pairs' title ran into its labels); and on every page with selectors, the dataset switched in the
+    sidebar to one with other judges and systems: the page follows, its selectors stay filled."""
     server, ids = app
     if "HANNA + LLMBar" not in ids:
-        pytest.skip("../shared/datasets is absent: the real-data pages need HANNA and LLMBar")
+        pytest.skip("../shared/datasets is absent: the real-data pages, and the switch from them to another dataset, "
+                    "need HANNA and LLMBar")
     page = new_tab(browser, width=SIZES[0][0], height=SIZES[0][1])
     problems: dict = {}
     for i, (title, path) in enumerate(PAGES.items()):
@@ -166,8 +178,32 @@ def test_every_page_on_real_data_fits_the_screen(app, browser):
         if title == "Agreement":  # the tabs, on the page open, at the larger size
             resize(page, *SIZES[1])
             _meta_evaluation_tabs_fit(page, problems)
+        if title in SWITCHES:
+            _switch_keeps_the_page(page, title, ids)
     assert not problems, problems
     page.close()
+
+
+#: The pages whose selectors a switch of dataset must refill, and what each shows of the second dataset ("Other":
+#: other judges and systems), which names them. (The Agreement page stays on the tab it showed, whose text varies:
+#: one of its judges, in the judges' selector and the figures, names the dataset.)
+SWITCHES = {"Agreement": "gpt-4o/plain", "Bias": "What we found",
+            "Win rates": re.compile(r"on which sys-\w is better than sys-\w"),
+            "Superficial quality": re.compile(r"(Subtracting superficial quality|At alpha|Cross-validation picks)"),
+            "Position bias": re.compile(r"other/gpt-4/pairwise gives the same verdict in both orders")}
+
+
+def _switch_keeps_the_page(page, title: str, ids: dict) -> None:
+    """The dataset switched in the sidebar on the page open: the page follows, its selectors stay filled."""
+    choose_dataset(page, "Other")
+    shoot(page, f"switch_{title.replace(' ', '_')}.png")
+    assert dataset_in_url(page) == ids["Other"], (title, page.url)
+    assert not exceptions(page), title
+    assert page.get_by_text("failed unexpectedly").count() == 0, title
+    assert page.get_by_text(SWITCHES[title]).count() >= 1, title
+    assert page.get_by_text("Pick at least one judge").count() == 0, title
+    assert page.get_by_text("no judge").count() == 0, title
+    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 1, title
 
 
 def _meta_evaluation_tabs_fit(page, problems: dict) -> None:
@@ -292,37 +328,36 @@ def test_superficial_quality_slider_on_llmbar_rating_files(app, browser):
     page.close()
 
 
-def test_position_bias_from_an_uploaded_llmbar_result_and_the_sample(app, browser):
-    """A single LLMBar result.json uploaded in the browser (named by the user), then the Position bias page;
-    the sample's judge with probabilities shows the calibration table and map."""
+def test_position_bias_from_an_uploaded_llmbar_result(app, browser):
+    """A single LLMBar result.json uploaded in the browser (named by the user, as a bare result.json must be),
+    then the Position bias page from the link the import offers. (The sample's judge with probabilities is seen
+    on that page in the sample's screen-fit test.)"""
     server, _ = app
-    result = LLMBAR / "Natural" / "evaluators" / "GPT-4" / "Vanilla_NoRules"
-    page = _sample_page(browser, app, "Position_bias", timeout=240_000)
+    result = LLMBAR / "Natural" / "evaluators" / "GPT-4" / "Vanilla_NoRules" / "result.json"
+    if not result.exists():
+        pytest.skip("../shared/datasets/llmbar is absent: this test uploads one of LLMBar's result files")
+    page = new_tab(browser)
+    visit(page, server)
+    page.get_by_role("tab", name=re.compile("Upload a file")).click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(result))
+    page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
+    settle(page)
+    page.get_by_role("textbox", name="Judge").fill("GPT-4")
+    act(page, lambda: page.get_by_role("textbox", name="Judge").press("Enter"))
+    act(page, page.get_by_role("button", name="Import").click)
+    page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
+    act(page, page.get_by_role("link", name="Open Position bias").click, timeout=120_000)
     assert not exceptions(page)
-    assert page.get_by_text("Calibration: before and after").count() == 1
-    assert page.get_by_text(re.compile(r"gpt-4/pairwise.*gives the same verdict")).count() == 1
-    shoot(page, "page_Position_bias_sample.png")
-    if (result / "result.json").exists():
-        visit(page, server)
-        page.get_by_role("tab", name=re.compile("Upload a file")).click()
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(result / "result.json"))
-        page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
-        settle(page)
-        page.get_by_role("textbox", name="Judge").fill("GPT-4")
-        act(page, lambda: page.get_by_role("textbox", name="Judge").press("Enter"))
-        act(page, page.get_by_role("button", name="Import").click)
-        page.get_by_text("Pairwise comparisons:").first.wait_for(timeout=90_000)
-        act(page, page.get_by_role("link", name="Open Position bias").click, timeout=120_000)
-        assert not exceptions(page)
-        assert page.get_by_text(re.compile(r"GPT-4/Vanilla.*gives the same verdict in both orders on 97%")).count() == 1
-        assert page.get_by_text("This file has verdicts only").count() == 1
-        shoot(page, "page_Position_bias_llmbar_upload.png")
+    assert page.get_by_text(re.compile(r"GPT-4/Vanilla.*gives the same verdict in both orders on 97%")).count() == 1
+    assert page.get_by_text("This file has verdicts only").count() == 1
+    shoot(page, "page_Position_bias_llmbar_upload.png")
     page.close()
 
 
-def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(app, browser):
+def test_two_people_keep_their_own_dataset(app, browser):
     """Two browser contexts (two people at once) open different datasets; each keeps its own across reloads,
-    and switching the dataset in the sidebar on every page keeps the selectors filled."""
+    and one person's switch of dataset on a page leaves the other's view as it was. (A switch on every page with
+    selectors is in the real-data screen-fit test.)"""
     from evalcore.ui.loading import SAMPLE_NAME
 
     server, ids = app
@@ -344,34 +379,23 @@ def test_two_people_keep_their_own_dataset_and_pages_follow_a_switch(app, browse
             assert _rows(page) == rows[name]
         shoot(b, "home_second_session.png")
 
-        # A switches the dataset on every page, to the other one and back by turns; the page follows, its
-        # selectors stay filled. (What each page shows of the second dataset names its judges or systems.)
-        checks = {"Agreement": re.compile(r"Humans next to \S+"), "Bias": "What we found",
-                  "Win rates": re.compile(r"on which sys-\w is better than sys-\w"),
-                  "Superficial quality": re.compile(
-                      r"(Subtracting superficial quality|At alpha|Cross-validation picks)"),
-                  "Position bias": re.compile(r"other/gpt-4/pairwise gives the same verdict in both orders")}
-        for i, (title, expected) in enumerate(checks.items()):
-            navigate(a, title)
-            to = "Other" if i % 2 == 0 else SAMPLE_NAME  # Bias and Superficial quality: back to the sample
+        # A opens a page and switches its dataset there, to the one B has open, then back to the sample.
+        navigate(a, "Agreement")
+        for to, shows in (("Other", SWITCHES["Agreement"]), (SAMPLE_NAME, re.compile(r"Humans next to \S+"))):
             choose_dataset(a, to)
-            shoot(a, f"switch_{title.replace(' ', '_')}.png")
-            assert dataset_in_url(a) == ids[to], (title, a.url)
-            assert not exceptions(a), title
-            assert a.get_by_text("failed unexpectedly").count() == 0, title
-            assert a.get_by_text(expected).count() >= 1, title
-            assert a.get_by_text("Pick at least one judge").count() == 0, title
-            assert a.get_by_text("no judge").count() == 0, title
-            assert a.locator('[data-testid="stPlotlyChart"]').count() >= 1, title
+            assert dataset_in_url(a) == ids[to], a.url
+            assert not exceptions(a)
+            assert a.get_by_text(shows).count() >= 1, to
 
-        # B never saw A's switches: its reload still shows its own dataset.
+        # B never saw A's switches: its reload still shows its own dataset, and A's its last choice.
         b.reload(wait_until="domcontentloaded")
         settle(b)
         b.get_by_role("heading", name="Other", exact=True).wait_for(timeout=60_000)
         assert _rows(b) == rows["Other"]
         a.reload(wait_until="domcontentloaded")
         settle(a, timeout=180_000)
-        assert dataset_in_url(a) == ids["Other"]  # A's last switch
+        assert dataset_in_url(a) == ids[SAMPLE_NAME]
+        assert "Agreement" in a.url
     finally:
         for c in contexts:
             c.close()
@@ -382,9 +406,9 @@ def _rows(page) -> str:
     return " ".join(re.findall(r"(?:Pointwise ratings|Pairwise comparisons): [\d,]+ rows", sidebar(page).inner_text()))
 
 
-def test_figures_download_as_png_or_svg_from_their_own_button(app, browser):
-    """The camera button of a figure saves what the sidebar's Figure downloads says: PNG, or SVG (vector)."""
-    page = _sample_page(browser, app, "Agreement")
+def _figures_download_as_chosen(page) -> None:
+    """The camera button of a figure saves what the sidebar's Figure downloads says: PNG, or SVG (vector); the
+    sidebar is left on PNG, as it opens."""
     got = {}
     for fmt in ("SVG", "PNG"):  # PNG is chosen at first: a click on it would change nothing
         act(page, sidebar(page).get_by_text(fmt, exact=True).click)
@@ -396,17 +420,14 @@ def test_figures_download_as_png_or_svg_from_their_own_button(app, browser):
         got[fmt] = (download.suggested_filename, Path(download.path()).read_bytes()[:300])
     assert got["PNG"][0] == "ag_fig.png" and got["PNG"][1].startswith(b"\x89PNG")
     assert got["SVG"][0] == "ag_fig.svg" and b"<svg" in got["SVG"][1]
-    page.close()
-
-
-#: A small real file for the upload before a restart: LLMBar's GPT-4 rating file of Adversarial/GPTOut.
-_SMALL_REAL = LLMBAR / "Adversarial" / "GPTOut" / "evaluators" / "GPT-4" / "Rating_NoRules" / "result.json"
 
 
 def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
     """A server of its own: the sample loaded, its Agreement page showing the point estimates first and the
-    intervals after; a CSV uploaded and mapped; a real LLMBar file through its preset; a bad file. Then a restart
-    on the same workspace keeps every dataset, and the tab's link reopens its own."""
+    intervals after; a CSV uploaded and mapped; a bad file. Then a restart on the same workspace keeps every dataset
+    (the sample's ratings and comparisons, the CSV's ratings), and the tab's link reopens its own. (A real file
+    through its preset is uploaded on the shared server: LLMBar's in the Position bias test, PandaLM's in the Win
+    rates and Leaderboard tests.)"""
     ws = tmp_path / "workspace.duckdb"
     # Point estimates first on every page that resamples: the fragment that brings the intervals in is tested.
     server = Server(ws, tmp_path / "streamlit.log", EVALCORE_POINTS_FIRST_AFTER="0.1").start()
@@ -435,19 +456,6 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         page.get_by_role("heading", name="my_judgments", exact=True).wait_for(timeout=60_000)
         assert not exceptions(page)
 
-        # A real file recognised by its preset: one of LLMBar's smallest result files (141 pairs; HANNA's and
-        # LLMBar's pages are tested on the shared server), named by the user as a bare result.json must be.
-        if _SMALL_REAL.exists():
-            page.get_by_role("tab", name=re.compile("Upload a file")).click()
-            page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(_SMALL_REAL))
-            page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
-            settle(page)
-            page.get_by_role("textbox", name="Judge").fill("GPT-4")
-            act(page, lambda: page.get_by_role("textbox", name="Judge").press("Enter"))
-            act(page, page.get_by_role("button", name="Import").click, timeout=120_000)
-            page.get_by_role("heading", name="result", exact=True).wait_for(timeout=90_000)
-            assert not exceptions(page)
-
         # A bad file gets one message, not a traceback.
         bad = tmp_path / "picture.csv"
         bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
@@ -472,10 +480,8 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         page.goto(server.url + link, wait_until="domcontentloaded")
         settle(page)
         page.get_by_role("tab", name=re.compile("Saved datasets")).click()
-        rows = "Pairwise comparisons: 141 rows" if _SMALL_REAL.exists() else "Pointwise ratings: 6 rows"
-        assert rows in sidebar(page).inner_text()
-        n_saved = 3 if _SMALL_REAL.exists() else 2
-        assert page.get_by_text(f"Saved datasets ({n_saved})").count() == 1
+        assert "Pointwise ratings: 6 rows" in sidebar(page).inner_text()  # my_judgments.csv, the last imported
+        assert page.get_by_text("Saved datasets (2)").count() == 1
         assert not exceptions(page)
         shoot(page, "home_after_restart.png")
         page.close()
