@@ -286,6 +286,16 @@ def visit(page, server: Server, path: str = "", *, timeout: float = 180_000, **p
     settle(page, timeout=timeout)
 
 
+def upload(page, server: Server, files, *, mapping: str) -> None:
+    """On the home page (opened from a link), ``files`` chosen in the **Upload a file** tab, until the form that
+    maps the columns of ``mapping`` (a file's name) is shown and idle."""
+    visit(page, server)
+    page.get_by_role("tab", name=re.compile("Upload a file")).click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
+    page.get_by_text(f"Map the columns of {mapping}").wait_for(timeout=60_000)
+    settle(page)
+
+
 def open_with_sample(browser, server: Server, *, width: int = TAB["width"], height: int = TAB["height"]):
     """A new tab on the home page, with the sample data loaded by its button."""
     page = new_tab(browser, width=width, height=height)

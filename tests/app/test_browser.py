@@ -26,7 +26,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.app.browsing import (FEW, PAGES, SHOTS, Server, act, choose_dataset, dataset_in_url, exceptions,
-                                navigate, new_session, new_tab, open_with_sample, resize, settle, shoot, sidebar, visit)
+                                navigate, new_session, new_tab, open_with_sample, resize, settle, shoot, sidebar, upload,
+                                visit)
 from tests.helpers import DATASETS, LLMBAR
 
 # With pytest-xdist, every test in a test_browser*.py file runs on one worker (``work_unit`` in tests/conftest.py):
@@ -337,11 +338,7 @@ def test_position_bias_from_an_uploaded_llmbar_result(app, browser):
     if not result.exists():
         pytest.skip("../shared/datasets/llmbar is absent: this test uploads one of LLMBar's result files")
     page = new_tab(browser)
-    visit(page, server)
-    page.get_by_role("tab", name=re.compile("Upload a file")).click()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(result))
-    page.get_by_text("Map the columns of result.json").wait_for(timeout=60_000)
-    settle(page)
+    upload(page, server, str(result), mapping="result.json")
     page.get_by_role("textbox", name="Judge").fill("GPT-4")
     act(page, lambda: page.get_by_role("textbox", name="Judge").press("Enter"))
     act(page, page.get_by_role("button", name="Import").click)

@@ -5,14 +5,13 @@ equal what ``evalcore alt-test`` prints for the same file."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
-from tests.app.browsing import act, dataset_in_url, exceptions, new_tab, settle, shoot, visit
+from tests.app.browsing import act, dataset_in_url, exceptions, new_tab, shoot, upload, visit
 from tests.helpers import PANDALM, ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -37,11 +36,7 @@ def test_a_text_label_file_uploaded_gets_its_confusion_matrix_and_alt_test(brows
     csv = tmp_path / "pandalm_words.csv"
     _pandalm_words(csv)
     page = new_tab(browser)
-    visit(page, server)
-    page.get_by_role("tab", name=re.compile("Upload a file")).click()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
-    page.get_by_text("Map the columns of pandalm_words.csv").wait_for(timeout=60_000)
-    settle(page)
+    upload(page, server, str(csv), mapping="pandalm_words.csv")
     act(page, page.get_by_role("button", name="Import").click, timeout=120_000)
     page.get_by_role("heading", name="pandalm_words", exact=True).wait_for(timeout=60_000)
     assert not exceptions(page)
