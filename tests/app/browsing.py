@@ -180,8 +180,8 @@ _RUNS = """() => {
   return [window.__evalcoreRuns, window.__evalcoreMessages];
 }"""
 
-#: Whether the page is idle: not running; (``since``: ``[runs, messages]`` from :func:`runs` before an action, or -1
-#: for any) a run finished since, or the server has sent messages since and none for 250 ms (a run the app drew as
+#: Whether the page is idle: not running; (``since``: ``[runs, messages]`` from :func:`runs` before an action, or
+#: null for any) a run finished since, or the server has sent messages since and none for 250 ms (a run the app drew as
 #: one frame never shows "running": the suspected cause of one wait in vain for a run, with three workers on two
 #: cores); nothing pending; every element drawn (no
 #: skeleton of an element whose code is still loading, every figure's SVG there); and it has stayed so for 250 ms
@@ -193,7 +193,7 @@ _SETTLED = """([since, note]) => {
   // innerText of the whole page did on every poll)
   const pending = main && [...main.querySelectorAll('[data-testid="stAlert"]')]
     .some(a => a.textContent.includes(note) && a.checkVisibility());
-  const answered = since === -1 || window.__evalcoreRuns > since[0]
+  const answered = since === null || window.__evalcoreRuns > since[0]
     || (window.__evalcoreMessages > since[1] && performance.now() - window.__evalcoreLastMessage >= 250);
   const idle = app && app.getAttribute('data-test-script-state') === 'notRunning' && answered && !pending
     && !document.querySelector('[data-testid="stSkeleton"]')
@@ -210,7 +210,7 @@ def runs(page) -> list[int]:
     return page.evaluate(_RUNS)
 
 
-def settle(page, *, since: list[int] | int = -1, timeout: float = 90_000) -> None:
+def settle(page, *, since: list[int] | None = None, timeout: float = 90_000) -> None:
     """Wait until the page is idle: its script not running, (``since``: what :func:`runs` said before an action) a
     run finished after the action, no result shown as point estimates first, every figure drawn.
 
@@ -286,12 +286,17 @@ def visit(page, server: Server, path: str = "", *, timeout: float = 180_000, **p
     settle(page, timeout=timeout)
 
 
+def choose_files(page, files) -> None:
+    """On the home page, ``files`` (a path or a list of them) chosen in the **Upload a file** tab."""
+    page.get_by_role("tab", name=re.compile("Upload a file")).click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
+
+
 def upload(page, server: Server, files, *, mapping: str) -> None:
     """On the home page (opened from a link), ``files`` chosen in the **Upload a file** tab, until the form that
     maps the columns of ``mapping`` (a file's name) is shown and idle."""
     visit(page, server)
-    page.get_by_role("tab", name=re.compile("Upload a file")).click()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
+    choose_files(page, files)
     page.get_by_text(f"Map the columns of {mapping}").wait_for(timeout=60_000)
     settle(page)
 

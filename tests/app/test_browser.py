@@ -25,9 +25,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.app.browsing import (FEW, PAGES, SHOTS, Server, act, choose_dataset, dataset_in_url, exceptions,
-                                navigate, new_session, new_tab, open_with_sample, resize, settle, shoot, sidebar, upload,
-                                visit)
+from tests.app.browsing import (FEW, PAGES, SHOTS, Server, act, choose_dataset, choose_files, dataset_in_url,
+                                exceptions, navigate, new_session, new_tab, open_with_sample, resize, settle, shoot,
+                                sidebar, upload, visit)
 from tests.helpers import DATASETS, LLMBAR
 
 # With pytest-xdist, every test in a test_browser*.py file runs on one worker (``work_unit`` in tests/conftest.py):
@@ -217,17 +217,6 @@ def _meta_evaluation_tabs_fit(page, problems: dict) -> None:
         _fits(page, f"{tab} tab", problems, f"fit_real_1920x1080_Agreement_{shot}.png")
 
 
-def _sample_page(browser, app, path: str, *, timeout: float = 180_000, **params):
-    """A new tab on the sample's page at ``path``, opened from a link (the sample's button is tested on its own, in
-    the screen-fit test and with a server of its own: a test of a page starts on that page)."""
-    from evalcore.ui.loading import SAMPLE_NAME
-
-    server, ids = app
-    page = new_tab(browser)
-    visit(page, server, path, dataset=ids[SAMPLE_NAME], timeout=timeout, **params)
-    return page
-
-
 def _metric(page, label: str) -> str:
     box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
     return box.locator('[data-testid="stMetricValue"]').inner_text()
@@ -235,10 +224,14 @@ def _metric(page, label: str) -> str:
 
 def test_win_rates_page_slider_all_pairs_and_pandalm(app, browser):
     """The analyst's path through Win rates: move the slider, calibrate every pair, the error curve, PandaLM."""
-    server, _ = app
-    # The pair named in the link (the page alone opens on the one where calibration moves most).
-    page = _sample_page(browser, app, "Win_rates", wr_pair="cirrus-70b vs atlas-7b",
-                        timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
+    from evalcore.ui.loading import SAMPLE_NAME
+
+    server, ids = app
+    # The sample's page from a link (its button is tested in the screen-fit test), on the pair the link names (the
+    # page alone opens on the one where calibration moves most).
+    page = new_tab(browser)
+    visit(page, server, "Win_rates", dataset=ids[SAMPLE_NAME], wr_pair="cirrus-70b vs atlas-7b",
+          timeout=240_000)  # the first Dawid-Skene fit of a server loads numba and nutpie
     assert not exceptions(page)
     assert _metric(page, "Raw judge win rate k") == "0.769"
     before = _metric(page, "Dawid-Skene p")
@@ -276,8 +269,7 @@ def test_win_rates_page_slider_all_pairs_and_pandalm(app, browser):
     pandalm = sorted((DATASETS / "pandalm").glob("*.json"))
     if pandalm:
         visit(page, server)
-        page.get_by_role("tab", name=re.compile("Upload a file")).click()
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pandalm])
+        choose_files(page, [str(p) for p in pandalm])
         page.get_by_role("button", name="Import").wait_for(timeout=60_000)
         settle(page)
         act(page, page.get_by_role("button", name="Import").click)
@@ -441,11 +433,10 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         visit(page, server, dataset=dataset_in_url(page))
 
         # Upload through the browser, map, import.
-        page.get_by_role("tab", name=re.compile("Upload a file")).click()
         csv = tmp_path / "my_judgments.csv"
         csv.write_text("item,annotator,criterion,score\n1,ann1,LA,2\n1,ann2,LA,1\n1,gpt-4,LA,2\n"
                        "2,ann1,LA,2\n2,ann2,LA,2\n2,gpt-4,LA,2\n")
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+        choose_files(page, str(csv))
         page.get_by_text("Map the columns of my_judgments.csv").wait_for(timeout=60_000)
         settle(page)
         shoot(page, "home_mapping.png")
@@ -456,8 +447,7 @@ def test_upload_import_and_a_restart_keep_the_datasets(browser, tmp_path):
         # A bad file gets one message, not a traceback.
         bad = tmp_path / "picture.csv"
         bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
-        page.get_by_role("tab", name=re.compile("Upload a file")).click()
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(bad))
+        choose_files(page, str(bad))
         page.get_by_text("looks like a PNG image").wait_for(timeout=60_000)
         assert not exceptions(page)
         shoot(page, "home_bad_file.png")

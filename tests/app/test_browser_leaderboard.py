@@ -6,7 +6,6 @@ ranking; ``evalcore leaderboard`` on the same files prints the same numbers."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
@@ -14,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.browsing import act, dataset_in_url, exceptions, new_tab, settle, shoot, visit
+from tests.app.browsing import act, choose_files, dataset_in_url, exceptions, new_tab, settle, shoot, visit
 from tests.helpers import PANDALM, ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -32,8 +31,7 @@ def test_pandalm_uploaded_shows_each_sources_leaderboard_as_the_cli_does(browser
     files = sorted(str(p) for p in PANDALM.glob("*.json"))
     page = new_tab(browser)
     visit(page, server)
-    page.get_by_role("tab", name=re.compile("Upload a file")).click()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)
+    choose_files(page, files)
     # The same files uploaded before on this server (the Win rates test does) open the dataset they made.
     button = page.get_by_role("button", name="Import")
     button.or_(page.get_by_text("were already imported as")).first.wait_for(timeout=90_000)
